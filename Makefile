@@ -1,0 +1,61 @@
+# Flotilla. `make demo` runs the whole system on this machine; `make test` tests it.
+# Everything builds from source with Go alone (see README.md).
+
+GO            ?= go
+BIN           := $(CURDIR)/bin
+CONTROLPLANE  := $(BIN)/controlplane
+FLOTILLA      := $(BIN)/flotilla
+DATA_DIR      ?= .flotilla
+CLUSTERS      ?= 2
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+TEST_TIMEOUT  ?= 45m
+# Tests and `flotilla dev` find the control-plane binaries here.
+export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
+
+.PHONY: all build controlplane test unit integration demo demo-down bench lint manifests verify clean
+
+all: build
+
+## build: the flotilla binary -> bin/flotilla
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(FLOTILLA) ./cmd/flotilla
+
+## controlplane: etcd, kube-apiserver, kube-controller-manager from source -> bin/controlplane (cached)
+controlplane:
+	@hack/build-controlplane.sh $(CONTROLPLANE)
+
+## test: unit and integration tests on real apiservers (builds what it needs first)
+test: controlplane build
+	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+
+## unit: only the tests that need no control plane
+unit:
+	$(GO) test -short ./...
+
+## demo: build, start the local default, run the scripted demo; leaves it running
+demo: controlplane build
+	@FLOTILLA=$(FLOTILLA) DATA_DIR=$(DATA_DIR) CLUSTERS=$(CLUSTERS) hack/demo.sh
+
+## demo-down: stop what `make demo` started
+demo-down:
+	@$(FLOTILLA) dev down --data-dir $(DATA_DIR)
+
+## bench: benchmarks (results and how to reproduce them: docs/benchmarks.md)
+bench: controlplane build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/...
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
+manifests:
+	@hack/manifests.sh
+
+## verify: fail when manifests/crds drift from the api module version in go.mod
+verify:
+	@hack/manifests.sh --verify
+
+clean:
+	rm -rf $(FLOTILLA)

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// exitError carries a specific process exit code (for example 2 for "policy is
+// NonCompliant") through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 1
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "flotilla",
+		Short:         "Flotilla governs a fleet of Kubernetes clusters (Open Cluster Management compatible)",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// One constructor per verb or noun, each in its own file.
+	root.AddCommand(
+		newDevCommand(),
+	)
+	return root
+}

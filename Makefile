@@ -12,7 +12,7 @@ TEST_TIMEOUT  ?= 45m
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build controlplane test unit integration demo demo-down bench lint manifests verify clean
+.PHONY: all build controlplane test demo demo-down bench lint manifests verify clean
 
 all: build
 
@@ -27,10 +27,6 @@ controlplane:
 ## test: unit and integration tests on real apiservers (builds what it needs first)
 test: controlplane build
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
-
-## unit: only the tests that need no control plane
-unit:
-	$(GO) test -short ./...
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

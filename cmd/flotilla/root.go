@@ -38,6 +38,9 @@ func newRootCommand() *cobra.Command {
 	// One constructor per verb or noun, each in its own file.
 	root.AddCommand(
 		newDevCommand(),
+		newGetCommand(),
+		newCreateCommand(),
+		newDeleteCommand(),
 	)
 	return root
 }

@@ -48,10 +48,12 @@ lint:
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:
 	@hack/manifests.sh
+	@hack/generate-policy-crds.sh
 
 ## verify: fail when manifests/crds drift from the api module version in go.mod
 verify:
 	@hack/manifests.sh --verify
+	@hack/generate-policy-crds.sh --verify
 
 clean:
 	rm -rf $(FLOTILLA)

@@ -1,0 +1,135 @@
+package csr
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// csrBuilder makes CertificateSigningRequests for the table below.
+type csrBuilder struct {
+	t   *testing.T
+	obj *certificatesv1.CertificateSigningRequest
+	sub pkix.Name
+	dns []string
+	raw []byte
+}
+
+func newCSR(t *testing.T, cluster, agent string) *csrBuilder {
+	return &csrBuilder{t: t,
+		obj: &certificatesv1.CertificateSigningRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: cluster + "-x", Labels: map[string]string{"open-cluster-management.io/cluster-name": cluster}},
+			Spec: certificatesv1.CertificateSigningRequestSpec{
+				SignerName: certificatesv1.KubeAPIServerClientSignerName,
+				Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth},
+				Username:   "system:serviceaccount:open-cluster-management:agent-registration-bootstrap",
+			},
+		},
+		sub: pkix.Name{
+			CommonName:   "system:open-cluster-management:" + cluster + ":" + agent,
+			Organization: []string{"system:open-cluster-management:" + cluster, "system:open-cluster-management:managed-clusters"},
+		},
+	}
+}
+
+func (b *csrBuilder) label(v string) *csrBuilder {
+	b.obj.Labels["open-cluster-management.io/cluster-name"] = v
+	return b
+}
+func (b *csrBuilder) noLabel() *csrBuilder {
+	delete(b.obj.Labels, "open-cluster-management.io/cluster-name")
+	return b
+}
+func (b *csrBuilder) signer(s string) *csrBuilder {
+	b.obj.Spec.SignerName = s
+	return b
+}
+func (b *csrBuilder) cn(s string) *csrBuilder          { b.sub.CommonName = s; return b }
+func (b *csrBuilder) org(o ...string) *csrBuilder      { b.sub.Organization = o; return b }
+func (b *csrBuilder) user(u string) *csrBuilder        { b.obj.Spec.Username = u; return b }
+func (b *csrBuilder) dnsNames(d ...string) *csrBuilder { b.dns = d; return b }
+func (b *csrBuilder) rawRequest(r []byte) *csrBuilder  { b.raw = r; return b }
+func (b *csrBuilder) usages(u ...certificatesv1.KeyUsage) *csrBuilder {
+	b.obj.Spec.Usages = u
+	return b
+}
+func (b *csrBuilder) condition(c certificatesv1.RequestConditionType) *csrBuilder {
+	b.obj.Status.Conditions = append(b.obj.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{Type: c})
+	return b
+}
+func (b *csrBuilder) renewal() *csrBuilder { b.obj.Spec.Username = b.sub.CommonName; return b }
+
+func (b *csrBuilder) Obj() *certificatesv1.CertificateSigningRequest {
+	if b.raw != nil {
+		b.obj.Spec.Request = b.raw
+		return b.obj
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(b.t, err)
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: b.sub, DNSNames: b.dns}, key)
+	require.NoError(b.t, err)
+	b.obj.Spec.Request = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+	return b.obj
+}
+
+func TestEvaluate(t *testing.T) {
+	const c1, c2 = "cluster1", "cluster2"
+	mayRenew := Facts{RequesterMayRenew: true}
+	tests := []struct {
+		name     string
+		csr      *certificatesv1.CertificateSigningRequest
+		facts    Facts
+		decision Decision
+		check    string
+	}{
+		{"first CSR waits for an admin", newCSR(t, c1, "a1").Obj(), Facts{}, Wait, ""},
+		{"first CSR from an auto-approve user", newCSR(t, c1, "a1").user("admin").Obj(), Facts{AutoApproveUsers: []string{"admin"}}, Approve, ""},
+		{"renewal with renew permission", newCSR(t, c1, "a1").renewal().Obj(), mayRenew, Approve, ""},
+		{"renewal without renew permission", newCSR(t, c1, "a1").renewal().Obj(), Facts{}, Reject, CheckRenewal},
+		{"renewal is not helped by auto-approve", newCSR(t, c1, "a1").renewal().Obj(), Facts{AutoApproveUsers: []string{"system:open-cluster-management:cluster1:a1"}}, Reject, CheckRenewal},
+		{"not a cluster CSR", newCSR(t, c1, "a1").noLabel().Obj(), mayRenew, Ignore, ""},
+		{"already approved", newCSR(t, c1, "a1").condition(certificatesv1.CertificateApproved).Obj(), mayRenew, Ignore, ""},
+		{"already denied", newCSR(t, c1, "a1").condition(certificatesv1.CertificateDenied).Obj(), mayRenew, Ignore, ""},
+		{"wrong signer", newCSR(t, c1, "a1").signer("kubernetes.io/kubelet-serving").renewal().Obj(), mayRenew, Reject, CheckSigner},
+		{"label not a DNS label", newCSR(t, c1, "a1").label("Cluster_1").Obj(), mayRenew, Reject, CheckLabel},
+		{"empty label", newCSR(t, c1, "a1").label("").Obj(), mayRenew, Reject, CheckLabel},
+		{"garbage request", newCSR(t, c1, "a1").rawRequest([]byte("hello")).Obj(), mayRenew, Reject, CheckRequest},
+		{"certificate instead of request", newCSR(t, c1, "a1").rawRequest(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}})).Obj(), mayRenew, Reject, CheckRequest},
+		{"forged: label cluster1, subject cluster2", newCSR(t, c2, "a1").label(c1).renewal().Obj(), mayRenew, Reject, CheckOrganization},
+		{"forged: extra organization of another cluster", newCSR(t, c1, "a1").org("system:open-cluster-management:cluster1", "system:open-cluster-management:cluster2").renewal().Obj(), mayRenew, Reject, CheckOrganization},
+		{"forged: system:masters", newCSR(t, c1, "a1").org("system:open-cluster-management:cluster1", "system:masters").renewal().Obj(), mayRenew, Reject, CheckOrganization},
+		{"missing cluster organization", newCSR(t, c1, "a1").org("system:open-cluster-management:managed-clusters").Obj(), mayRenew, Reject, CheckOrganization},
+		{"CN of another cluster", newCSR(t, c1, "a1").cn("system:open-cluster-management:cluster2:a1").renewal().Obj(), mayRenew, Reject, CheckCommonName},
+		{"CN without agent", newCSR(t, c1, "a1").cn("system:open-cluster-management:cluster1:").Obj(), mayRenew, Reject, CheckCommonName},
+		{"CN with extra segment", newCSR(t, c1, "a1").cn("system:open-cluster-management:cluster1:a:b").Obj(), mayRenew, Reject, CheckCommonName},
+		{"CN is admin", newCSR(t, c1, "a1").cn("admin").Obj(), mayRenew, Reject, CheckCommonName},
+		{"SANs requested", newCSR(t, c1, "a1").dnsNames("evil.example.com").Obj(), mayRenew, Reject, CheckUsages},
+		{"server auth usage", newCSR(t, c1, "a1").usages(certificatesv1.UsageClientAuth, certificatesv1.UsageServerAuth).renewal().Obj(), mayRenew, Reject, CheckUsages},
+		{"no client auth usage", newCSR(t, c1, "a1").usages(certificatesv1.UsageDigitalSignature).renewal().Obj(), mayRenew, Reject, CheckUsages},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Evaluate(tt.csr, tt.facts)
+			assert.Equal(t, tt.decision, v.Decision, v.Message)
+			assert.Equal(t, tt.check, v.Check, v.Message)
+			assert.NotEmpty(t, v.Message)
+		})
+	}
+}
+
+func TestValidateParsesIdentity(t *testing.T) {
+	v := Validate(newCSR(t, "cluster1", "agent-7").renewal().Obj())
+	assert.Equal(t, Decision(""), v.Decision, v.Message)
+	assert.Equal(t, "cluster1", v.Cluster)
+	assert.Equal(t, "agent-7", v.Agent)
+	assert.True(t, v.Renewal)
+}

@@ -1,0 +1,66 @@
+package rbac
+
+import "fmt"
+
+// OCM identity names. The hub, the agent and the CLI all derive names from these.
+const (
+	// GroupPrefix prefixes every registration identity.
+	GroupPrefix = "system:open-cluster-management:"
+	// ManagedClustersGroup is the group every managed cluster's agent belongs to.
+	ManagedClustersGroup = "system:open-cluster-management:managed-clusters"
+
+	// BootstrapClusterRole lets a bootstrap identity create its ManagedCluster and CSR.
+	BootstrapClusterRoleName = "open-cluster-management:bootstrap"
+	// BootstrapGroup is the group of bootstrap tokens for managed clusters.
+	BootstrapGroup = "system:bootstrappers:managedcluster"
+	// BootstrapNamespace holds the bootstrap ServiceAccount.
+	BootstrapNamespace = "open-cluster-management"
+	// BootstrapServiceAccount is the ServiceAccount whose tokens `init` mints.
+	BootstrapServiceAccount = "agent-registration-bootstrap"
+
+	// ManifestWorkFinalizer keeps the work RoleBinding until the cluster's works are gone.
+	ManifestWorkFinalizer = "cluster.open-cluster-management.io/manifest-work-cleanup"
+
+	// ClusterNameLabel marks objects belonging to one cluster (namespace, RBAC, CSRs).
+	ClusterNameLabel = "open-cluster-management.io/cluster-name"
+
+	// RegisterGroup is the API group of the virtual registration subresources.
+	RegisterGroup = "register.open-cluster-management.io"
+	// ClusterGroup is the API group of ManagedCluster.
+	ClusterGroup = "cluster.open-cluster-management.io"
+)
+
+// ClusterGroupName is the group of a cluster's agent: system:open-cluster-management:<cluster>.
+func ClusterGroupName(cluster string) string { return GroupPrefix + cluster }
+
+// AgentUserName is the user name (certificate CN) of one agent of a cluster.
+func AgentUserName(cluster, agent string) string {
+	return fmt.Sprintf("%s%s:%s", GroupPrefix, cluster, agent)
+}
+
+// ClusterRoleName is the name of a cluster's ClusterRole and ClusterRoleBinding.
+func ClusterRoleName(cluster string) string {
+	return "open-cluster-management:managedcluster:" + cluster
+}
+
+// RegistrationRoleBindingName is the RoleBinding in the cluster namespace for the
+// registration agent (leases, addons, events).
+func RegistrationRoleBindingName(cluster string) string {
+	return "open-cluster-management:managedcluster:" + cluster + ":registration"
+}
+
+// WorkRoleBindingName is the RoleBinding in the cluster namespace for the work agent.
+func WorkRoleBindingName(cluster string) string {
+	return "open-cluster-management:managedcluster:" + cluster + ":work"
+}
+
+// RegistrationRoleName and WorkRoleName are the shared ClusterRoles the RoleBindings refer to.
+const (
+	RegistrationRoleName = "open-cluster-management:managedcluster:registration"
+	WorkRoleName         = "open-cluster-management:managedcluster:work"
+)
+
+// BootstrapServiceAccountUser is the user name of the bootstrap ServiceAccount.
+func BootstrapServiceAccountUser() string {
+	return "system:serviceaccount:" + BootstrapNamespace + ":" + BootstrapServiceAccount
+}

@@ -1,0 +1,166 @@
+package rbac
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var (
+	readVerbs  = []string{"get", "list", "watch"}
+	writeVerbs = []string{"get", "list", "watch", "update", "patch"}
+	eventVerbs = []string{"create", "patch", "update"}
+)
+
+func rule(group, resource string, verbs []string, names ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs, ResourceNames: names}
+}
+
+// eventRules lets an agent record events in the namespaces it is bound in.
+func eventRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{rule("", "events", eventVerbs), rule("events.k8s.io", "events", eventVerbs)}
+}
+
+// ClusterLabels are the labels on every object the hub creates for one cluster.
+func ClusterLabels(cluster string) map[string]string {
+	return map[string]string{ClusterNameLabel: cluster}
+}
+
+// ClusterRules are the cluster-scoped permissions of an accepted cluster's agent:
+// create and follow its own CSRs, renew its certificate, and read and update its
+// own ManagedCluster (and its status) only. Nothing names another cluster.
+func ClusterRules(cluster string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		rule("certificates.k8s.io", "certificatesigningrequests", []string{"create", "get", "list", "watch"}),
+		rule(RegisterGroup, "managedclusters/clientcertificates", []string{"renew"}, cluster),
+		rule(ClusterGroup, "managedclusters", []string{"get", "list", "watch", "update"}, cluster),
+		rule(ClusterGroup, "managedclusters/status", []string{"patch", "update"}, cluster),
+	}
+}
+
+// DeniedClusterRules are what a cluster keeps after the hub stops accepting it:
+// it may read its own ManagedCluster (to learn it was denied) and nothing else.
+func DeniedClusterRules(cluster string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{rule(ClusterGroup, "managedclusters", readVerbs, cluster)}
+}
+
+// ClusterRole is the per-cluster ClusterRole; accepted selects the full or the
+// read-only rule set.
+func ClusterRole(cluster string, accepted bool) *rbacv1.ClusterRole {
+	rules := DeniedClusterRules(cluster)
+	if accepted {
+		rules = ClusterRules(cluster)
+	}
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
+		Rules:      rules,
+	}
+}
+
+func clusterSubject(cluster string) []rbacv1.Subject {
+	return []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ClusterGroupName(cluster)}}
+}
+
+// ClusterRoleBinding binds the per-cluster ClusterRole to the cluster's group.
+func ClusterRoleBinding(cluster string) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(cluster)},
+		Subjects:   clusterSubject(cluster),
+	}
+}
+
+// RegistrationRole is the shared ClusterRole that, bound by a RoleBinding in a
+// cluster namespace, lets that cluster's agent renew its lease, manage its add-ons
+// and record events there.
+func RegistrationRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: RegistrationRoleName},
+		Rules: append([]rbacv1.PolicyRule{
+			rule("coordination.k8s.io", "leases", []string{"get", "list", "watch", "create", "update", "patch"}),
+			rule("addon.open-cluster-management.io", "managedclusteraddons", writeVerbs),
+			rule("addon.open-cluster-management.io", "managedclusteraddons/status", []string{"patch", "update"}),
+			rule("addon.open-cluster-management.io", "managedclusteraddons/finalizers", []string{"update"}),
+		}, eventRules()...),
+	}
+}
+
+// WorkRole is the shared ClusterRole that, bound in a cluster namespace, lets the
+// work agent read its ManifestWorks, add its finalizer and report status.
+func WorkRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: WorkRoleName},
+		Rules: append([]rbacv1.PolicyRule{
+			rule("work.open-cluster-management.io", "manifestworks", writeVerbs),
+			rule("work.open-cluster-management.io", "manifestworks/status", []string{"patch", "update"}),
+			rule("work.open-cluster-management.io", "manifestworks/finalizers", []string{"update"}),
+		}, eventRules()...),
+	}
+}
+
+func roleBinding(cluster, name, role string, finalizers ...string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cluster, Labels: ClusterLabels(cluster), Finalizers: finalizers},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   clusterSubject(cluster),
+	}
+}
+
+// RegistrationRoleBinding binds RegistrationRole in the cluster namespace.
+func RegistrationRoleBinding(cluster string) *rbacv1.RoleBinding {
+	return roleBinding(cluster, RegistrationRoleBindingName(cluster), RegistrationRoleName)
+}
+
+// WorkRoleBinding binds WorkRole in the cluster namespace. It carries the
+// manifest-work-cleanup finalizer so the agent keeps access until its works are gone.
+func WorkRoleBinding(cluster string) *rbacv1.RoleBinding {
+	return roleBinding(cluster, WorkRoleBindingName(cluster), WorkRoleName, ManifestWorkFinalizer)
+}
+
+// BootstrapRules are exactly what a bootstrap identity may do: create and follow
+// CSRs, create and read ManagedClusters, and join cluster sets.
+func BootstrapRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		rule("certificates.k8s.io", "certificatesigningrequests", []string{"create", "get", "list", "watch"}),
+		rule(ClusterGroup, "managedclusters", []string{"get", "create", "list", "watch"}),
+		rule(ClusterGroup, "managedclustersets/join", []string{"create"}),
+	}
+}
+
+// BootstrapClusterRole is open-cluster-management:bootstrap.
+func BootstrapClusterRole() *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: BootstrapClusterRoleName}, Rules: BootstrapRules()}
+}
+
+func bootstrapSubjects() []rbacv1.Subject {
+	return []rbacv1.Subject{
+		{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: BootstrapGroup},
+		{Kind: rbacv1.ServiceAccountKind, Name: BootstrapServiceAccount, Namespace: BootstrapNamespace},
+	}
+}
+
+// BootstrapClusterRoleBinding binds the bootstrap ClusterRole to the bootstrap
+// group and ServiceAccount.
+func BootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: BootstrapClusterRoleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: BootstrapClusterRoleName},
+		Subjects:   bootstrapSubjects(),
+	}
+}
+
+// ClusterInfoRole lets bootstrap identities read kube-public/cluster-info (the hub's
+// CA and address) and nothing else of the configmaps. Upstream grants get on every
+// configmap; one object is enough.
+func ClusterInfoRole() (*rbacv1.Role, *rbacv1.RoleBinding) {
+	name := "open-cluster-management:bootstrap:cluster-info"
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespacePublic},
+		Rules:      []rbacv1.PolicyRule{rule("", "configmaps", []string{"get"}, "cluster-info")},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespacePublic},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   bootstrapSubjects(),
+	}
+	return role, binding
+}

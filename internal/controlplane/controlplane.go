@@ -1,0 +1,501 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"flotilla.dev/flotilla/internal/pki"
+)
+
+// Config describes one control plane. Zero values take the documented defaults.
+type Config struct {
+	// Name identifies the control plane in messages and in its kubeconfig ("hub",
+	// "cluster1", ...). Required.
+	Name string
+	// Dir holds everything the control plane keeps (PKI, etcd data, logs,
+	// kubeconfigs, state). Required. Reusing a Dir restarts on the same data.
+	Dir string
+	// Binaries to run. Default: FindBinaries("").
+	Binaries Binaries
+	// Ports to listen on (all on 127.0.0.1). Zero ports are picked free, except
+	// that a restart on an existing Dir reuses the ports it had.
+	Ports Ports
+	// Detached processes outlive this program (for `flotilla dev up`); attached
+	// ones (the default, for tests) are killed when it dies.
+	Detached bool
+	// FastEtcd turns off etcd's fsync: much faster, but data may be lost on a
+	// machine crash. For tests only. Default false.
+	FastEtcd bool
+	// StartTimeout bounds the wait for every component to be ready. Default 2m.
+	StartTimeout time.Duration
+	// Progress, when set, receives one line per step for a person to read.
+	Progress func(format string, args ...any)
+}
+
+// Ports are the loopback ports a control plane listens on.
+type Ports struct {
+	EtcdClient        int `json:"etcdClient"`
+	EtcdPeer          int `json:"etcdPeer"`
+	APIServer         int `json:"apiServer"`
+	ControllerManager int `json:"controllerManager"`
+}
+
+// ControlPlane is a running control plane.
+type ControlPlane struct {
+	Name string
+	Dir  string
+	// URL of the kube-apiserver, https://127.0.0.1:PORT.
+	URL   string
+	Ports Ports
+	// CAPEM is the control plane's CA: it signs the serving certificate, the
+	// client certificates the apiserver trusts, and approved
+	// kubernetes.io/kube-apiserver-client CSRs (kube-controller-manager's signer).
+	CAPEM []byte
+	// KubeconfigPath is an admin (system:masters) kubeconfig file.
+	KubeconfigPath string
+	// Config is the admin rest config.
+	Config *rest.Config
+
+	procs []*process // in start order: etcd, kube-apiserver, kube-controller-manager
+}
+
+// state is what Dir/state.json records, so that `flotilla dev` can find a
+// detached control plane again.
+type state struct {
+	Name  string         `json:"name"`
+	Ports Ports          `json:"ports"`
+	PIDs  map[string]int `json:"pids"`
+}
+
+const (
+	compEtcd = "etcd"
+	compAPI  = "kube-apiserver"
+	compKCM  = "kube-controller-manager"
+)
+
+// KCMControllers are the kube-controller-manager controllers a Flotilla control
+// plane runs: client-certificate signing, namespace deletion, garbage collection,
+// service accounts and their tokens, and the workload controllers (so that a
+// Deployment gets its ReplicaSet even without nodes).
+var KCMControllers = []string{
+	"certificatesigningrequest-signing-controller",
+	"certificatesigningrequest-cleaner-controller",
+	"namespace-controller",
+	"garbage-collector-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+	"root-ca-certificate-publisher-controller",
+	"clusterrole-aggregation-controller",
+	"deployment-controller",
+	"replicaset-controller",
+	"job-controller",
+	"daemonset-controller",
+	"statefulset-controller",
+}
+
+// Start starts (or restarts, on an existing Dir) a control plane and waits until
+// etcd, kube-apiserver and kube-controller-manager are all ready.
+func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
+	if cfg.Name == "" || cfg.Dir == "" {
+		return nil, errors.New("control plane needs a Name and a Dir")
+	}
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 2 * time.Minute
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string, ...any) {}
+	}
+	if cfg.Binaries == (Binaries{}) {
+		b, err := FindBinaries("")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Binaries = b
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range []string{"pki", "etcd", "logs", "kcm"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if prev, err := readState(dir); err == nil {
+		if running := prev.runningComponents(dir); len(running) > 0 {
+			return nil, fmt.Errorf("control plane %q in %s is already running (%v); stop it first", cfg.Name, dir, running)
+		}
+		if cfg.Ports == (Ports{}) {
+			cfg.Ports = prev.Ports
+		}
+	}
+	ports, err := fillPorts(cfg.Ports)
+	if err != nil {
+		return nil, err
+	}
+
+	cp := &ControlPlane{Name: cfg.Name, Dir: dir, Ports: ports, URL: "https://127.0.0.1:" + strconv.Itoa(ports.APIServer)}
+	if err := cp.ensurePKI(); err != nil {
+		return nil, fmt.Errorf("control plane %s: certificates: %w", cfg.Name, err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = cp.Stop()
+		}
+	}()
+
+	steps := []struct {
+		comp  string
+		bin   string
+		args  []string
+		ready func(context.Context) error
+	}{
+		{compEtcd, cfg.Binaries.Etcd, cp.etcdArgs(cfg.FastEtcd), cp.etcdReady},
+		{compAPI, cfg.Binaries.APIServer, cp.apiServerArgs(), cp.apiServerReady},
+		{compKCM, cfg.Binaries.ControllerManager, cp.kcmArgs(), cp.kcmReady},
+	}
+	for _, s := range steps {
+		if err := checkPortFree(s.comp, cp.portsOf(s.comp)); err != nil {
+			return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+		}
+		progress("%s: starting %s", cfg.Name, s.comp)
+		p, err := startProcess(s.comp, s.bin, s.args, filepath.Join(dir, "logs", s.comp+".log"), cfg.Detached)
+		if err != nil {
+			return nil, err
+		}
+		cp.procs = append(cp.procs, p)
+		if err := cp.writeState(); err != nil {
+			return nil, err
+		}
+		if err := waitReady(ctx, p, s.ready); err != nil {
+			return nil, fmt.Errorf("control plane %s: %s did not become ready: %w\n--- last lines of %s ---\n%s",
+				cfg.Name, s.comp, err, p.logFile, tail(p.logFile, 15))
+		}
+	}
+	if err := cp.publishClusterInfo(ctx); err != nil {
+		return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+	}
+	progress("%s: ready at %s", cfg.Name, cp.URL)
+	ok = true
+	return cp, nil
+}
+
+// Stop ends the control plane's processes (controller-manager, apiserver, etcd),
+// keeping its Dir so that it can start again on the same data.
+func (cp *ControlPlane) Stop() error {
+	var errs []error
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		if err := cp.procs[i].stop(15 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Running lists the components still running.
+func (cp *ControlPlane) Running() []string {
+	var out []string
+	for _, p := range cp.procs {
+		if p.alive() {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+// PIDs maps each component to its process ID.
+func (cp *ControlPlane) PIDs() map[string]int {
+	out := map[string]int{}
+	for _, p := range cp.procs {
+		out[p.name] = p.pid
+	}
+	return out
+}
+
+// Attach finds a detached control plane again through its Dir. It does not check
+// that the processes still run: see Running.
+func Attach(dir string) (*ControlPlane, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{Name: st.Name, Dir: dir, Ports: st.Ports, URL: "https://127.0.0.1:" + strconv.Itoa(st.Ports.APIServer)}
+	for _, comp := range []string{compEtcd, compAPI, compKCM} {
+		if pid, ok := st.PIDs[comp]; ok {
+			cp.procs = append(cp.procs, &process{name: comp, pid: pid, logFile: filepath.Join(dir, "logs", comp+".log")})
+		}
+	}
+	if err := cp.loadAdmin(); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+func (cp *ControlPlane) writeState() error {
+	st := state{Name: cp.Name, Ports: cp.Ports, PIDs: cp.PIDs()}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(cp.Dir, "state.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(cp.Dir, "state.json"))
+}
+
+func readState(dir string) (*state, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return nil, err
+	}
+	st := &state{}
+	if err := json.Unmarshal(data, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "state.json"), err)
+	}
+	return st, nil
+}
+
+// runningComponents lists the recorded processes that still run. Each process
+// has dir in its command line, so a recycled PID is not taken for ours.
+func (st *state) runningComponents(dir string) []string {
+	var out []string
+	for _, comp := range []string{compEtcd, compAPI, compKCM} {
+		if pidAlive(st.PIDs[comp], dir) {
+			out = append(out, comp)
+		}
+	}
+	return out
+}
+
+func (cp *ControlPlane) portsOf(comp string) []int {
+	switch comp {
+	case compEtcd:
+		return []int{cp.Ports.EtcdClient, cp.Ports.EtcdPeer}
+	case compAPI:
+		return []int{cp.Ports.APIServer}
+	default:
+		return []int{cp.Ports.ControllerManager}
+	}
+}
+
+func fillPorts(p Ports) (Ports, error) {
+	for _, port := range []*int{&p.EtcdClient, &p.EtcdPeer, &p.APIServer, &p.ControllerManager} {
+		if *port != 0 {
+			continue
+		}
+		free, err := freePort()
+		if err != nil {
+			return p, err
+		}
+		*port = free
+	}
+	return p, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func checkPortFree(comp string, ports []int) error {
+	for _, port := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			return fmt.Errorf("%s needs 127.0.0.1:%d, which another process is using: stop that process "+
+				"(`ss -ltnp 'sport = :%d'` shows it), or remove this control plane's data folder to pick new ports", comp, port, port)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// waitReady polls ready until it succeeds, the process dies, or ctx ends.
+func waitReady(ctx context.Context, p *process, ready func(context.Context) error) error {
+	var last error
+	for {
+		if !p.alive() {
+			return fmt.Errorf("%s exited", p.name)
+		}
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		last = ready(rctx)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last check: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (cp *ControlPlane) etcdReady(ctx context.Context) error {
+	return httpOK(ctx, http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(cp.Ports.EtcdClient)+"/health")
+}
+
+func (cp *ControlPlane) apiServerReady(ctx context.Context) error {
+	client, err := rest.HTTPClientFor(cp.Config)
+	if err != nil {
+		return err
+	}
+	return httpOK(ctx, client, cp.URL+"/readyz")
+}
+
+func (cp *ControlPlane) kcmReady(ctx context.Context) error {
+	// The controller-manager serves a self-signed certificate of its own.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe only
+	return httpOK(ctx, client, "https://127.0.0.1:"+strconv.Itoa(cp.Ports.ControllerManager)+"/healthz")
+}
+
+func httpOK(ctx context.Context, client *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+// Clientset returns a typed admin client.
+func (cp *ControlPlane) Clientset() (kubernetes.Interface, error) {
+	return kubernetes.NewForConfig(cp.Config)
+}
+
+// writeKubeconfig writes an admin kubeconfig for user with embedded credentials.
+func writeKubeconfig(path, name, server string, caPEM, certPEM, keyPEM []byte) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[name+"-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name + "-admin"}
+	cfg.CurrentContext = name
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// adminPKI reads the CA and the admin key pair written by ensurePKI.
+func (cp *ControlPlane) loadAdmin() error {
+	p := cp.pkiPath
+	ca, err := os.ReadFile(p("ca.crt"))
+	if err != nil {
+		return err
+	}
+	cert, err := os.ReadFile(p("admin.crt"))
+	if err != nil {
+		return err
+	}
+	key, err := os.ReadFile(p("admin.key"))
+	if err != nil {
+		return err
+	}
+	cp.CAPEM = ca
+	cp.KubeconfigPath = filepath.Join(cp.Dir, "admin.kubeconfig")
+	cp.Config = &rest.Config{
+		Host:            cp.URL,
+		TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: cert, KeyData: key},
+		QPS:             200,
+		Burst:           400,
+	}
+	return writeKubeconfig(cp.KubeconfigPath, cp.Name, cp.URL, ca, cert, key)
+}
+
+func (cp *ControlPlane) pkiPath(name string) string { return filepath.Join(cp.Dir, "pki", name) }
+
+// ensurePKI creates the CA and certificates on first start and reuses them after.
+func (cp *ControlPlane) ensurePKI() error {
+	p := cp.pkiPath
+	var ca *pki.CA
+	if _, err := os.Stat(p("ca.key")); err == nil {
+		if ca, err = pki.LoadCA(p("ca.crt"), p("ca.key")); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if ca, err = pki.NewCA("flotilla-"+cp.Name+"-ca", 10*365*24*time.Hour); err != nil {
+			return err
+		}
+		if err := pki.WriteFiles(filepath.Join(cp.Dir, "pki"), "ca", ca.CertPEM, ca.KeyPEM); err != nil {
+			return err
+		}
+		issue := []struct {
+			file string
+			req  pki.CertRequest
+		}{
+			{"apiserver", pki.CertRequest{
+				CommonName: "kube-apiserver",
+				DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+				IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+			}},
+			{"admin", pki.CertRequest{CommonName: "flotilla-admin", Organizations: []string{"system:masters"}, Client: true}},
+			// The controller-manager acts for the whole control plane; on this
+			// single-machine control plane it gets admin rights rather than one
+			// service account per controller.
+			{"kcm", pki.CertRequest{CommonName: "system:kube-controller-manager", Organizations: []string{"system:masters"}, Client: true}},
+		}
+		for _, c := range issue {
+			kp, err := ca.Issue(c.req)
+			if err != nil {
+				return err
+			}
+			if err := pki.WriteFiles(filepath.Join(cp.Dir, "pki"), c.file, kp.CertPEM, kp.KeyPEM); err != nil {
+				return err
+			}
+		}
+		priv, pub, err := pki.NewSigningKey()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(p("sa.key"), priv, 0o600); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p("sa.pub"), pub, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := cp.loadAdmin(); err != nil {
+		return err
+	}
+	kcmCert, err := os.ReadFile(p("kcm.crt"))
+	if err != nil {
+		return err
+	}
+	kcmKey, err := os.ReadFile(p("kcm.key"))
+	if err != nil {
+		return err
+	}
+	return writeKubeconfig(filepath.Join(cp.Dir, "kcm", "kubeconfig"), cp.Name, cp.URL, ca.CertPEM, kcmCert, kcmKey)
+}

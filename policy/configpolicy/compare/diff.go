@@ -1,0 +1,47 @@
+package compare
+
+import (
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// volatileMetadata are fields the apiserver owns; they never appear in a diff.
+var volatileMetadata = []string{"managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"}
+
+// Diff is a unified diff (YAML) from the live object to the merged one, with
+// server-owned metadata and status left out. It is empty when they are equal.
+func Diff(name string, live, merged map[string]any) string {
+	a, b := diffable(live), diffable(merged)
+	if a == b {
+		return ""
+	}
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		FromFile: name + " : existing", ToFile: name + " : updated", Context: 1,
+	})
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(d, "\n")
+}
+
+func diffable(obj map[string]any) string {
+	if obj == nil {
+		return ""
+	}
+	c := runtime.DeepCopyJSON(obj)
+	delete(c, "status")
+	if md, ok := c["metadata"].(map[string]any); ok {
+		for _, k := range volatileMetadata {
+			delete(md, k)
+		}
+	}
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}

@@ -129,7 +129,7 @@ func TestEnvironment(t *testing.T) {
 		owner, err := c1.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 		_, err = c1.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-			Name: "dependent",
+			Name:            "dependent",
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}},
 		}}, metav1.CreateOptions{})
 		require.NoError(t, err)

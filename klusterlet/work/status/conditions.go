@@ -1,0 +1,203 @@
+package status
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// Condition types and reasons. The work-level and per-manifest Applied and
+// Available reasons are OCM's.
+const (
+	ConditionStatusFeedbackSynced = "StatusFeedbackSynced"
+
+	ReasonAppliedManifestWorkComplete = "AppliedManifestWorkComplete"
+	ReasonAppliedManifestWorkFailed   = "AppliedManifestWorkFailed"
+	ReasonResourcesAvailable          = "ResourcesAvailable"
+	ReasonResourcesNotAvailable       = "ResourcesNotAvailable"
+	ReasonResourcesStatusUnknown      = "ResourcesStatusUnknown"
+
+	ReasonResourceAvailable     = "ResourceAvailable"
+	ReasonResourceNotAvailable  = "ResourceNotAvailable"
+	ReasonResourceStatusUnknown = "ResourceStatusUnknown"
+	ReasonStatusFeedbackSynced  = "StatusFeedbackSynced"
+	ReasonStatusFeedbackFailed  = "StatusFeedbackSyncFailed"
+)
+
+// Availability is what the agent knows about a manifest's resource on the
+// managed cluster.
+type Availability int
+
+const (
+	// Unknown: the agent could not tell (the manifest could not be mapped, or
+	// reading the resource failed).
+	Unknown Availability = iota
+	// Exists: the resource is on the managed cluster.
+	Exists
+	// Missing: the resource is not on the managed cluster.
+	Missing
+)
+
+// ManifestResult is what the agent observed for one manifest.
+type ManifestResult struct {
+	// Meta identifies the manifest (Ordinal is its index in the work).
+	Meta workv1.ManifestResourceMeta
+	// ApplyErr is why applying failed; nil means applied (or, for ReadOnly,
+	// nothing to apply).
+	ApplyErr error
+	// ReadOnly is set for manifests with the ReadOnly update strategy.
+	ReadOnly bool
+	// Availability of the resource after applying.
+	Availability Availability
+	// AvailabilityMessage explains Unknown availability.
+	AvailabilityMessage string
+	// HasFeedbackRules is set when the manifest has feedback rules; only then is
+	// StatusFeedbackSynced reported.
+	HasFeedbackRules bool
+	// Feedback values that were read.
+	Feedback []workv1.FeedbackValue
+	// FeedbackErr is why some feedback values could not be read.
+	FeedbackErr error
+}
+
+// Manifest builds the status of one manifest. prev is the manifest's previous
+// status (nil when new), so condition transition times survive.
+func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64) workv1.ManifestCondition {
+	out := workv1.ManifestCondition{ResourceMeta: r.Meta}
+	if prev != nil {
+		out.Conditions = append([]metav1.Condition(nil), prev.Conditions...)
+	}
+	applied := metav1.Condition{Type: workv1.ManifestApplied, ObservedGeneration: generation}
+	switch {
+	case r.ApplyErr != nil:
+		applied.Status, applied.Reason, applied.Message = metav1.ConditionFalse, workv1.AppliedManifestFailed,
+			fmt.Sprintf("Failed to apply manifest: %v", r.ApplyErr)
+	case r.ReadOnly:
+		applied.Status, applied.Reason, applied.Message = metav1.ConditionTrue, workv1.AppliedManifestComplete,
+			"Read-only manifest: nothing applied, status is read"
+	default:
+		applied.Status, applied.Reason, applied.Message = metav1.ConditionTrue, workv1.AppliedManifestComplete, "Apply manifest complete"
+	}
+	meta.SetStatusCondition(&out.Conditions, applied)
+
+	avail := metav1.Condition{Type: workv1.ManifestAvailable, ObservedGeneration: generation}
+	switch r.Availability {
+	case Exists:
+		avail.Status, avail.Reason, avail.Message = metav1.ConditionTrue, ReasonResourceAvailable, "Resource is available"
+	case Missing:
+		avail.Status, avail.Reason, avail.Message = metav1.ConditionFalse, ReasonResourceNotAvailable, "Resource is not available"
+	default:
+		msg := r.AvailabilityMessage
+		if msg == "" {
+			msg = "Resource status is unknown"
+		}
+		avail.Status, avail.Reason, avail.Message = metav1.ConditionUnknown, ReasonResourceStatusUnknown, msg
+	}
+	meta.SetStatusCondition(&out.Conditions, avail)
+
+	if r.HasFeedbackRules {
+		fb := metav1.Condition{Type: ConditionStatusFeedbackSynced, ObservedGeneration: generation}
+		switch {
+		case r.FeedbackErr != nil:
+			fb.Status, fb.Reason, fb.Message = metav1.ConditionFalse, ReasonStatusFeedbackFailed, r.FeedbackErr.Error()
+		case r.Availability != Exists:
+			fb.Status, fb.Reason, fb.Message = metav1.ConditionFalse, ReasonStatusFeedbackFailed, "Resource is not available to read status from"
+		default:
+			fb.Status, fb.Reason, fb.Message = metav1.ConditionTrue, ReasonStatusFeedbackSynced, ""
+		}
+		meta.SetStatusCondition(&out.Conditions, fb)
+		out.StatusFeedbacks.Values = r.Feedback
+	} else {
+		meta.RemoveStatusCondition(&out.Conditions, ConditionStatusFeedbackSynced)
+	}
+	return out
+}
+
+// Build computes the whole ManifestWork status from the results of one pass,
+// keeping transition times from prev.
+func Build(prev workv1.ManifestWorkStatus, results []ManifestResult, generation int64) workv1.ManifestWorkStatus {
+	out := workv1.ManifestWorkStatus{Conditions: append([]metav1.Condition(nil), prev.Conditions...)}
+	for _, r := range results {
+		out.ResourceStatus.Manifests = append(out.ResourceStatus.Manifests,
+			Manifest(findPrev(prev.ResourceStatus.Manifests, r.Meta), r, generation))
+	}
+	Work(&out.Conditions, out.ResourceStatus.Manifests, generation)
+	return out
+}
+
+func findPrev(prev []workv1.ManifestCondition, m workv1.ManifestResourceMeta) *workv1.ManifestCondition {
+	for i := range prev {
+		if prev[i].ResourceMeta == m {
+			return &prev[i]
+		}
+	}
+	return nil
+}
+
+// Work sets the work-level Applied and Available conditions from the
+// manifests' conditions.
+func Work(conds *[]metav1.Condition, manifests []workv1.ManifestCondition, generation int64) {
+	var failed, notAvailable, unknown []string
+	for _, m := range manifests {
+		if !meta.IsStatusConditionTrue(m.Conditions, workv1.ManifestApplied) {
+			failed = append(failed, describe(m.ResourceMeta))
+		}
+		switch c := meta.FindStatusCondition(m.Conditions, workv1.ManifestAvailable); {
+		case c == nil || c.Status == metav1.ConditionUnknown:
+			unknown = append(unknown, describe(m.ResourceMeta))
+		case c.Status == metav1.ConditionFalse:
+			notAvailable = append(notAvailable, describe(m.ResourceMeta))
+		}
+	}
+	total := len(manifests)
+
+	applied := metav1.Condition{Type: workv1.WorkApplied, ObservedGeneration: generation}
+	if len(failed) == 0 {
+		applied.Status, applied.Reason, applied.Message = metav1.ConditionTrue, ReasonAppliedManifestWorkComplete, "Apply manifest work complete"
+	} else {
+		applied.Status, applied.Reason = metav1.ConditionFalse, ReasonAppliedManifestWorkFailed
+		applied.Message = fmt.Sprintf("Failed to apply manifest work: %d of %d manifests failed: %s (see the manifests' Applied conditions)",
+			len(failed), total, list(failed))
+	}
+	meta.SetStatusCondition(conds, applied)
+
+	avail := metav1.Condition{Type: workv1.WorkAvailable, ObservedGeneration: generation}
+	switch {
+	case len(notAvailable) > 0:
+		avail.Status, avail.Reason = metav1.ConditionFalse, ReasonResourcesNotAvailable
+		avail.Message = fmt.Sprintf("%d of %d resources are not available: %s", len(notAvailable), total, list(notAvailable))
+	case len(unknown) > 0:
+		avail.Status, avail.Reason = metav1.ConditionUnknown, ReasonResourcesStatusUnknown
+		avail.Message = fmt.Sprintf("%d of %d resources have unknown status: %s", len(unknown), total, list(unknown))
+	default:
+		avail.Status, avail.Reason, avail.Message = metav1.ConditionTrue, ReasonResourcesAvailable, "All resources are available"
+	}
+	meta.SetStatusCondition(conds, avail)
+}
+
+// describe names a manifest for people: "manifest 2 (Deployment app/web)".
+func describe(m workv1.ManifestResourceMeta) string {
+	name := m.Name
+	if m.Namespace != "" {
+		name = m.Namespace + "/" + m.Name
+	}
+	kind := m.Kind
+	if kind == "" {
+		kind = "unknown kind"
+	}
+	if name == "" {
+		return fmt.Sprintf("manifest %d (%s)", m.Ordinal, kind)
+	}
+	return fmt.Sprintf("manifest %d (%s %s)", m.Ordinal, kind, name)
+}
+
+// list joins at most 5 descriptions, so a huge work cannot make a huge message.
+func list(items []string) string {
+	if len(items) > 5 {
+		return strings.Join(items[:5], ", ") + fmt.Sprintf(" and %d more", len(items)-5)
+	}
+	return strings.Join(items, ", ")
+}

@@ -1,0 +1,52 @@
+package evaluate
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Mapping is what the engine needs to know about a kind.
+type Mapping struct {
+	// GVK is the kind as written in the template.
+	GVK schema.GroupVersionKind
+	// Resource is the lower-case plural used in messages and REST paths ("namespaces").
+	Resource string
+	// Namespaced is true for namespaced kinds.
+	Namespaced bool
+}
+
+// GVR is the mapping's group/version/resource.
+func (m Mapping) GVR() schema.GroupVersionResource {
+	return m.GVK.GroupVersion().WithResource(m.Resource)
+}
+
+// Namespace is a namespace as the namespaceSelector sees it.
+type Namespace struct {
+	Name   string
+	Labels map[string]string
+}
+
+// Cluster is what an evaluation reads. Implementations must not return
+// objects the caller may not modify: Evaluate never modifies them.
+type Cluster interface {
+	// Mapping resolves a kind. An unknown kind returns an *UnknownKindError.
+	Mapping(gvk schema.GroupVersionKind) (Mapping, error)
+	// Get returns the named object, or nil when it does not exist.
+	Get(m Mapping, namespace, name string) (*unstructured.Unstructured, error)
+	// List returns the objects of a kind in namespace ("" for cluster-scoped kinds).
+	List(m Mapping, namespace string) ([]*unstructured.Unstructured, error)
+	// Namespaces returns every namespace of the cluster.
+	Namespaces() ([]Namespace, error)
+}
+
+// UnknownKindError says a kind is not served by the cluster.
+type UnknownKindError struct {
+	GVK schema.GroupVersionKind
+}
+
+func (e *UnknownKindError) Error() string {
+	return fmt.Sprintf("the kind %s (apiVersion %s) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?",
+		e.GVK.Kind, e.GVK.GroupVersion().String())
+}

@@ -1,0 +1,389 @@
+package evaluate
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy/compare"
+)
+
+// Outcome is what a template found for one object.
+type Outcome string
+
+const (
+	// Matches: the object exists as specified (MustHave, MustOnlyHave).
+	Matches Outcome = "Matches"
+	// Missing: the object must exist and does not.
+	Missing Outcome = "Missing"
+	// Mismatch: the object exists but not as specified.
+	Mismatch Outcome = "Mismatch"
+	// Found: the object must not exist and does (MustNotHave).
+	Found Outcome = "Found"
+	// Absent: the object must not exist and does not (MustNotHave).
+	Absent Outcome = "Absent"
+)
+
+// Verb is an action enforce takes on one object.
+type Verb string
+
+const (
+	// None: nothing to do (or nothing enforce may do).
+	None   Verb = ""
+	Create Verb = "create"
+	Update Verb = "update"
+	Delete Verb = "delete"
+)
+
+// Finding is one object a template looked at.
+type Finding struct {
+	Mapping   Mapping
+	Namespace string
+	Name      string
+	Outcome   Outcome
+	// Live is the object on the cluster (nil when it does not exist).
+	Live *unstructured.Unstructured
+	// Desired is what enforce writes: the template object for Create, the
+	// merged object for Update (nil otherwise).
+	Desired *unstructured.Unstructured
+	// Mismatches are the differing field paths (Mismatch only).
+	Mismatches []string
+	// StatusOnly: only status differs; enforce cannot repair it.
+	StatusOnly bool
+	// Diff is the unified diff of an update (empty when not recorded).
+	Diff string
+	// Action is what enforce would do; None for unnamed templates and status-only mismatches.
+	Action Verb
+
+	// Applied is set by the runner when it carried out Action.
+	Applied Verb
+	// ApplyError is set by the runner when Action failed.
+	ApplyError error
+	// CreatedByPolicy and UID are set by the runner after a create.
+	CreatedByPolicy bool
+	UID             string
+}
+
+// TemplateResult is the outcome of one object template.
+type TemplateResult struct {
+	// Index of the template in spec.object-templates.
+	Index int
+	// ComplianceType is the normalized compliance type.
+	ComplianceType policyv1.ComplianceType
+	// Kind and Name of the template (Name empty for unnamed templates).
+	Kind, Name string
+	// Mapping of the template's kind (zero when it could not be resolved).
+	Mapping Mapping
+	// Unnamed: the template has no name and matches every object of its kind.
+	Unnamed bool
+	// Findings, sorted by namespace and name.
+	Findings []*Finding
+	// Error makes the template NonCompliant: malformed, unknown kind, no namespace...
+	Error error
+	// RecordDiff is the effective recordDiff.
+	RecordDiff policyv1.RecordDiff
+}
+
+// Result is the evaluation of a whole policy.
+type Result struct {
+	Policy    *policyv1.ConfigurationPolicy
+	Templates []*TemplateResult
+	// Enforce is true when the policy's remediationAction is enforce.
+	Enforce bool
+	// Kinds are the kinds the templates reference (resolved or not).
+	Kinds []schema.GroupVersionKind
+}
+
+// Policy evaluates p against c. It never modifies c's objects.
+func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
+	r := &Result{Policy: p, Enforce: p.Spec.RemediationAction.IsEnforce()}
+	var nsCache []string
+	var nsErr error
+	nsLoaded := false
+	selected := func() ([]string, error) {
+		if !nsLoaded {
+			nsLoaded = true
+			all, err := c.Namespaces()
+			if err != nil {
+				nsErr = fmt.Errorf("cannot list namespaces: %w", err)
+			} else {
+				nsCache, nsErr = SelectNamespaces(p.Spec.NamespaceSelector, all)
+			}
+		}
+		return nsCache, nsErr
+	}
+	for i := range p.Spec.ObjectTemplates {
+		t := &TemplateResult{Index: i}
+		r.Templates = append(r.Templates, t)
+		t.evaluate(&p.Spec.ObjectTemplates[i], p.Spec.NamespaceSelector, c, selected)
+		if !t.Mapping.GVK.Empty() {
+			r.Kinds = append(r.Kinds, t.Mapping.GVK)
+		}
+	}
+	return r
+}
+
+// Template decodes a template's objectDefinition.
+func Template(ot *policyv1.ObjectTemplate) (*unstructured.Unstructured, error) {
+	if len(ot.ObjectDefinition.Raw) == 0 && ot.ObjectDefinition.Object == nil {
+		return nil, fmt.Errorf("objectDefinition is empty")
+	}
+	raw := ot.ObjectDefinition.Raw
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(ot.ObjectDefinition.Object); err != nil {
+			return nil, err
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("objectDefinition is not an object: %w", err)
+	}
+	if strings.Contains(string(raw), "{{") {
+		return nil, fmt.Errorf("objectDefinition uses templates ({{ ... }}), which Flotilla does not resolve yet")
+	}
+	u := &unstructured.Unstructured{Object: m}
+	var missing []string
+	if u.GetAPIVersion() == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if u.GetKind() == "" {
+		missing = append(missing, "kind")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("objectDefinition has no %s", strings.Join(missing, " and no "))
+	}
+	if _, err := schema.ParseGroupVersion(u.GetAPIVersion()); err != nil {
+		return nil, fmt.Errorf("objectDefinition apiVersion %q: %w", u.GetAPIVersion(), err)
+	}
+	return u, nil
+}
+
+func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Target, c Cluster, selected func() ([]string, error)) {
+	t.ComplianceType = ot.ComplianceType.Normalize()
+	switch t.ComplianceType {
+	case policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave:
+	default:
+		t.Error = fmt.Errorf("complianceType %q is not one of MustHave, MustOnlyHave, MustNotHave", ot.ComplianceType)
+		return
+	}
+	tmpl, err := Template(ot)
+	if err != nil {
+		t.Error = err
+		return
+	}
+	t.Kind, t.Name, t.Unnamed = tmpl.GetKind(), tmpl.GetName(), tmpl.GetName() == ""
+	t.RecordDiff = ot.RecordDiff
+	if t.RecordDiff == "" {
+		t.RecordDiff = policyv1.RecordDiffInStatus
+		if tmpl.GetKind() == "Secret" {
+			t.RecordDiff = policyv1.RecordDiffNone
+		}
+	}
+	gvk := tmpl.GroupVersionKind()
+	t.Mapping.GVK = gvk
+	m, err := c.Mapping(gvk)
+	if err != nil {
+		t.Error = err
+		return
+	}
+	t.Mapping = m
+	opts := compare.Options{Mode: compare.MustHave}
+	if t.ComplianceType == policyv1.MustOnlyHave {
+		opts.Mode = compare.MustOnlyHave
+	}
+	if ot.MetadataComplianceType != "" {
+		opts.MetadataModeSet = true
+		if policyv1.ComplianceType(ot.MetadataComplianceType).Normalize() == policyv1.MustOnlyHave {
+			opts.MetadataMode = compare.MustOnlyHave
+		}
+	}
+
+	namespaces := []string{""}
+	if m.Namespaced {
+		switch {
+		case tmpl.GetNamespace() != "":
+			namespaces = []string{tmpl.GetNamespace()}
+		default:
+			ns, err := selected()
+			if err != nil {
+				t.Error = err
+				return
+			}
+			if len(ns) == 0 && isEmptyTarget(sel) {
+				t.Error = fmt.Errorf("%s is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector", t.describe())
+				return
+			}
+			namespaces = ns
+		}
+	}
+	for _, ns := range namespaces {
+		if err := t.evaluateIn(tmpl, ns, c, opts); err != nil {
+			t.Error = err
+			return
+		}
+	}
+	sort.SliceStable(t.Findings, func(i, j int) bool {
+		a, b := t.Findings[i], t.Findings[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+}
+
+func (t *TemplateResult) describe() string {
+	if t.Unnamed {
+		return t.Mapping.Resource
+	}
+	return fmt.Sprintf("%s [%s]", t.Mapping.Resource, t.Name)
+}
+
+func isEmptyTarget(s policyv1.Target) bool {
+	return len(s.Include) == 0 && len(s.Exclude) == 0 && len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0
+}
+
+func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, c Cluster, opts compare.Options) error {
+	if !t.Unnamed {
+		live, err := c.Get(t.Mapping, ns, t.Name)
+		if err != nil {
+			return fmt.Errorf("cannot read %s %s: %w", t.Mapping.Resource, name(ns, t.Name), err)
+		}
+		t.Findings = append(t.Findings, t.judge(tmpl, live, ns, t.Name, opts))
+		return nil
+	}
+	objs, err := c.List(t.Mapping, ns)
+	if err != nil {
+		where := ""
+		if ns != "" {
+			where = " in namespace " + ns
+		}
+		return fmt.Errorf("cannot list %s%s: %w", t.Mapping.Resource, where, err)
+	}
+	var matching, others []*Finding
+	for _, o := range objs {
+		f := t.judge(tmpl, o, ns, o.GetName(), opts)
+		f.Action = None // unnamed templates are inform only
+		f.Desired = nil
+		switch f.Outcome {
+		case Matches, Found:
+			matching = append(matching, f)
+		default:
+			others = append(others, f)
+		}
+	}
+	if t.ComplianceType == policyv1.MustNotHave {
+		if len(matching) == 0 {
+			t.Findings = append(t.Findings, &Finding{Mapping: t.Mapping, Namespace: ns, Outcome: Absent})
+		}
+		t.Findings = append(t.Findings, matching...)
+		return nil
+	}
+	switch {
+	case len(matching) > 0:
+		t.Findings = append(t.Findings, matching...)
+	case len(others) > 0:
+		t.Findings = append(t.Findings, others...)
+	default:
+		t.Findings = append(t.Findings, &Finding{Mapping: t.Mapping, Namespace: ns, Outcome: Missing})
+	}
+	return nil
+}
+
+func name(ns, n string) string {
+	if ns == "" {
+		return n
+	}
+	return ns + "/" + n
+}
+
+// judge compares the template with one object (live may be nil).
+func (t *TemplateResult) judge(tmpl, live *unstructured.Unstructured, ns, name string, opts compare.Options) *Finding {
+	f := &Finding{Mapping: t.Mapping, Namespace: ns, Name: name, Live: live}
+	if t.ComplianceType == policyv1.MustNotHave {
+		if live == nil {
+			f.Outcome = Absent
+			return f
+		}
+		if t.Unnamed && !compare.Matches(tmpl.Object, live.Object, opts) {
+			f.Outcome = Absent
+			return f
+		}
+		f.Outcome, f.Action = Found, Delete
+		return f
+	}
+	if live == nil {
+		desired := tmpl.DeepCopy()
+		if ns != "" {
+			desired.SetNamespace(ns)
+		}
+		f.Outcome, f.Action, f.Desired = Missing, Create, desired
+		return f
+	}
+	res := compare.Object(tmpl.Object, live.Object, opts)
+	if res.Match {
+		f.Outcome = Matches
+		return f
+	}
+	f.Outcome, f.Mismatches, f.StatusOnly = Mismatch, res.Mismatches, res.StatusOnly
+	f.Desired = &unstructured.Unstructured{Object: res.Merged}
+	if !res.StatusOnly {
+		f.Action = Update
+	}
+	if t.RecordDiff != policyv1.RecordDiffNone {
+		f.Diff = compare.Diff(name, live.Object, res.Merged)
+	}
+	return f
+}
+
+// Compliance is the policy's overall state: NonCompliant when any template is.
+func (r *Result) Compliance() policyv1.ComplianceState {
+	for _, t := range r.Templates {
+		if t.Compliance() != policyv1.Compliant {
+			return policyv1.NonCompliant
+		}
+	}
+	return policyv1.Compliant
+}
+
+// Compliance of one template, taking applied actions into account.
+func (t *TemplateResult) Compliance() policyv1.ComplianceState {
+	if t.Error != nil {
+		return policyv1.NonCompliant
+	}
+	for _, f := range t.Findings {
+		if !f.Compliant() {
+			return policyv1.NonCompliant
+		}
+	}
+	return policyv1.Compliant
+}
+
+// Compliant reports whether the object is as required (after any applied action).
+func (f *Finding) Compliant() bool {
+	if f.ApplyError != nil {
+		return false
+	}
+	if f.Applied != None {
+		return true
+	}
+	return f.Outcome == Matches || f.Outcome == Absent
+}
+
+// Actions are the findings enforce would act on, in template order.
+func (r *Result) Actions() []*Finding {
+	var out []*Finding
+	for _, t := range r.Templates {
+		for _, f := range t.Findings {
+			if f.Action != None {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package evaluate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+)
+
+func TestSelectNamespaces(t *testing.T) {
+	all := []Namespace{
+		{Name: "default"}, {Name: "kube-system", Labels: map[string]string{"system": "true"}},
+		{Name: "prod-a", Labels: map[string]string{"env": "prod"}}, {Name: "prod-b", Labels: map[string]string{"env": "prod"}},
+		{Name: "dev", Labels: map[string]string{"env": "dev"}},
+	}
+	for _, tc := range []struct {
+		name string
+		sel  policyv1.Target
+		want []string
+		err  string
+	}{
+		{name: "empty selects nothing", sel: policyv1.Target{}},
+		{name: "include glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-*"}}, want: []string{"prod-a", "prod-b"}},
+		{name: "exclude wins", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"*"}, Exclude: []policyv1.NonEmptyString{"kube-*", "prod-b"}},
+			want: []string{"default", "dev", "prod-a"}},
+		{name: "labels alone select from all", sel: policyv1.Target{MatchLabels: map[string]string{"env": "prod"}}, want: []string{"prod-a", "prod-b"}},
+		{name: "labels and include intersect", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-a", "dev"}, MatchLabels: map[string]string{"env": "prod"}},
+			want: []string{"prod-a"}},
+		{name: "match expressions", sel: policyv1.Target{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"dev", "prod"}}},
+			Exclude: []policyv1.NonEmptyString{"prod-a"}}, want: []string{"dev", "prod-b"}},
+		{name: "exact name not present", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"missing"}}},
+		{name: "bad glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"a["}}, err: `namespaceSelector.include[0] "a[" is not a valid glob`},
+		{name: "bad operator", sel: policyv1.Target{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}}, err: "namespaceSelector"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := SelectNamespaces(tc.sel, all)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// policy builds a ConfigurationPolicy from YAML.
+func policy(t *testing.T, y string) *policyv1.ConfigurationPolicy {
+	t.Helper()
+	p := &policyv1.ConfigurationPolicy{}
+	require.NoError(t, yaml.UnmarshalStrict([]byte(y), p))
+	return p
+}
+
+func objects(t *testing.T, ys ...string) *Objects {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	for _, y := range ys {
+		u := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(y), &u.Object))
+		objs = append(objs, u)
+	}
+	o, err := NewObjects(objs...)
+	require.NoError(t, err)
+	return o
+}
+
+const nsPolicy = `
+metadata: {name: p, namespace: default, generation: 3}
+spec:
+  remediationAction: enforce
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: prod}}
+`
+
+// Applied actions change the wording and compliance; createdByPolicy survives
+// into later evaluations of the same object (same UID).
+func TestStatusAfterEnforce(t *testing.T) {
+	p := policy(t, nsPolicy)
+	r := Policy(p, objects(t))
+	require.Equal(t, policyv1.NonCompliant, r.Compliance())
+	require.Equal(t, "NonCompliant; violation - namespaces [prod] not found", r.EventMessage())
+	acts := r.Actions()
+	require.Len(t, acts, 1)
+	require.Equal(t, Create, acts[0].Action)
+	require.Equal(t, "prod", acts[0].Desired.GetName())
+
+	acts[0].Applied, acts[0].CreatedByPolicy, acts[0].UID = Create, true, "uid-1"
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	st := r.Status(nil, now)
+	require.Equal(t, policyv1.Compliant, st.ComplianceState)
+	require.Equal(t, "namespaces [prod] was created successfully", st.CompliancyDetails[0].Conditions[0].Message)
+	require.Equal(t, "notification", st.CompliancyDetails[0].Conditions[0].Type)
+	require.Equal(t, int64(3), st.LastEvaluatedGeneration)
+	require.Equal(t, "2026-01-02T03:04:05Z", st.LastEvaluated)
+	require.Len(t, st.RelatedObjects, 1)
+	ro := st.RelatedObjects[0]
+	require.Equal(t, "K8s creation success", ro.Reason)
+	require.True(t, *ro.Properties.CreatedByPolicy)
+	require.Equal(t, "uid-1", ro.Properties.UID)
+
+	// Next evaluation: the namespace exists with that UID.
+	later := Policy(p, objects(t, "{apiVersion: v1, kind: Namespace, metadata: {name: prod, uid: uid-1}}"))
+	st2 := later.Status(&st, now.Add(time.Minute))
+	require.Equal(t, "namespaces [prod] found as specified", st2.CompliancyDetails[0].Conditions[0].Message)
+	require.True(t, *st2.RelatedObjects[0].Properties.CreatedByPolicy)
+	// Recreated by someone else: different UID, not ours.
+	other := Policy(p, objects(t, "{apiVersion: v1, kind: Namespace, metadata: {name: prod, uid: uid-2}}"))
+	require.Nil(t, other.Status(&st, now).RelatedObjects[0].Properties.CreatedByPolicy)
+}
+
+func TestApplyErrorIsNonCompliant(t *testing.T) {
+	r := Policy(policy(t, nsPolicy), objects(t))
+	a := r.Actions()[0]
+	a.ApplyError = errors.New(`namespaces is forbidden: User "x" cannot create resource "namespaces"`)
+	require.Equal(t, policyv1.NonCompliant, r.Compliance())
+	require.Equal(t, `namespaces [prod] could not be created: namespaces is forbidden: User "x" cannot create resource "namespaces"`,
+		r.Templates[0].Message())
+	require.Equal(t, "K8s create failed", r.Status(nil, time.Now()).RelatedObjects[0].Reason)
+}
+
+// A template that cannot be evaluated does not affect the other templates.
+func TestBrokenTemplateIsolated(t *testing.T) {
+	p := policy(t, `
+metadata: {name: p, namespace: default}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}
+  - complianceType: musthave
+    objectDefinition: {kind: ConfigMap, metadata: {name: c}}
+  - complianceType: sometimes
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}
+`)
+	r := Policy(p, objects(t, "{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: default}}"))
+	var msgs []string
+	for _, tr := range r.Templates {
+		msgs = append(msgs, tr.Message())
+	}
+	require.Equal(t, []string{
+		"object-templates[0]: the kind Widget (apiVersion example.com/v1) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?",
+		"object-templates[1]: objectDefinition has no apiVersion",
+		`object-templates[2]: complianceType "sometimes" is not one of MustHave, MustOnlyHave, MustNotHave`,
+		"object-templates[3]: configmaps [c] is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector",
+		"configmaps [c] found as specified in namespace default",
+	}, msgs)
+	require.Equal(t, policyv1.Compliant, r.Templates[4].Compliance())
+	require.Equal(t, policyv1.NonCompliant, r.Compliance())
+}
+
+func TestObjectsRejectsBadInput(t *testing.T) {
+	u := func(y string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(y), &o.Object))
+		return o
+	}
+	_, err := NewObjects(u("{apiVersion: v1, kind: Namespace, metadata: {name: a, namespace: b}}"))
+	require.ErrorContains(t, err, `Namespace "a" has namespace "b" but Namespace is cluster-scoped`)
+	_, err = NewObjects(u("{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: b}}"), u("{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: b}}"))
+	require.ErrorContains(t, err, "ConfigMap b/a is given twice")
+	_, err = NewObjects(u("{apiVersion: v1, kind: ConfigMap}"))
+	require.ErrorContains(t, err, "needs apiVersion, kind and metadata.name")
+}
+

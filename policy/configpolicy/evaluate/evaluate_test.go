@@ -172,4 +172,3 @@ func TestObjectsRejectsBadInput(t *testing.T) {
 	_, err = NewObjects(u("{apiVersion: v1, kind: ConfigMap}"))
 	require.ErrorContains(t, err, "needs apiVersion, kind and metadata.name")
 }
-

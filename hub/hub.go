@@ -1,0 +1,212 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"flotilla.dev/flotilla/hub/placement"
+	"flotilla.dev/flotilla/hub/registration"
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/hub/work"
+)
+
+// WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns.
+const WebhookConfigurationName = "flotilla-hub"
+
+// Options configures the hub process. Every field documents its default.
+type Options struct {
+	// Config reaches the hub apiserver. Required.
+	Config *rest.Config
+	// Registration configures cluster registration (auto-approve users, lease
+	// grace, built-in signer). Default: registration.Options{}.
+	Registration registration.Options
+	// ManifestLimit is the largest total manifest size of a ManifestWork in bytes.
+	// Default 0 = work's own default (500 KiB).
+	ManifestLimit int
+	// WebhookHost is the address the hub apiserver reaches the webhook server at;
+	// the server listens there too. Default "127.0.0.1".
+	WebhookHost string
+	// WebhookPort is the webhook server's port. Default 0: a free port is picked.
+	WebhookPort int
+	// WebhookCertDir holds tls.crt and tls.key for the webhook server, and
+	// optionally ca.crt (else tls.crt is the CA bundle given to the apiserver).
+	// Default "": a self-signed certificate is generated at start.
+	WebhookCertDir string
+	// MetricsAddr serves Prometheus metrics. Default "0" (off).
+	MetricsAddr string
+	// HealthAddr serves /healthz and /readyz. Default "" (off).
+	HealthAddr string
+	// LeaderElection makes replicas elect one active hub. Default false.
+	LeaderElection bool
+	// Ready, when set, is called once the webhooks are registered and the
+	// controllers are running.
+	Ready func()
+}
+
+// Run runs the hub until ctx ends. On a clean stop it removes its webhook
+// configuration if that still points at this process.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Config == nil {
+		return errors.New("hub: Options.Config is required")
+	}
+	if opts.WebhookHost == "" {
+		opts.WebhookHost = "127.0.0.1"
+	}
+	if opts.MetricsAddr == "" {
+		opts.MetricsAddr = "0"
+	}
+	if opts.WebhookPort == 0 {
+		port, err := freePort(opts.WebhookHost)
+		if err != nil {
+			return err
+		}
+		opts.WebhookPort = port
+	}
+	certDir, caBundle, cleanup, err := webhookCerts(opts.WebhookCertDir, opts.WebhookHost)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+		Scheme:                 scheme.New(),
+		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress: opts.HealthAddr,
+		LeaderElection:         opts.LeaderElection,
+		LeaderElectionID:       "flotilla-hub",
+		WebhookServer:          webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: certDir}),
+	})
+	if err != nil {
+		return fmt.Errorf("hub manager: %w", err)
+	}
+	if err := registration.Setup(mgr, opts.Registration); err != nil {
+		return fmt.Errorf("registration: %w", err)
+	}
+	if err := placement.Setup(mgr, placement.Options{}); err != nil {
+		return fmt.Errorf("placement: %w", err)
+	}
+	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
+		return fmt.Errorf("work: %w", err)
+	}
+	base := "https://" + net.JoinHostPort(opts.WebhookHost, strconv.Itoa(opts.WebhookPort))
+	var hooks []admissionregistrationv1.ValidatingWebhook
+	hooks = append(hooks, registration.Webhooks()...)
+	hooks = append(hooks, placement.Webhooks()...)
+	hooks = append(hooks, work.Webhooks()...)
+	hooks = withBaseURL(hooks, base, caBundle)
+
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return registerWebhooks(ctx, mgr, hooks, base, opts.Ready)
+	})); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// withBaseURL prefixes each webhook's path with base and sets its CA bundle.
+func withBaseURL(hooks []admissionregistrationv1.ValidatingWebhook, base string, caBundle []byte) []admissionregistrationv1.ValidatingWebhook {
+	out := make([]admissionregistrationv1.ValidatingWebhook, 0, len(hooks))
+	for _, h := range hooks {
+		h = *h.DeepCopy()
+		path := "/"
+		if h.ClientConfig.URL != nil {
+			path = *h.ClientConfig.URL
+		}
+		url := base + "/" + strings.TrimPrefix(path, "/")
+		h.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+		out = append(out, h)
+	}
+	return out
+}
+
+// registerWebhooks waits for the webhook server to serve, then writes the
+// ValidatingWebhookConfiguration and, when ctx ends, removes it if still ours.
+func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, ready func()) error {
+	log := ctrl.Log.WithName("hub")
+	started := mgr.GetWebhookServer().StartedChecker()
+	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		return started(nil) == nil, nil
+	}); err != nil {
+		return nil
+	}
+	c := mgr.GetClient()
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName}}
+	if _, err := controllerutil.CreateOrUpdate(ctx, c, vwc, func() error {
+		vwc.Webhooks = hooks
+		return nil
+	}); err != nil {
+		return fmt.Errorf("register webhooks: %w", err)
+	}
+	log.Info("webhooks registered", "url", base, "count", len(hooks))
+	if ready != nil {
+		ready()
+	}
+	<-ctx.Done()
+	// Stop refusing writes for a hub that is gone, unless another hub took over.
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	apiReader := mgr.GetAPIReader()
+	if err := apiReader.Get(stopCtx, client.ObjectKeyFromObject(vwc), vwc); err == nil && ours(vwc, base) {
+		_ = c.Delete(stopCtx, vwc, client.Preconditions{ResourceVersion: &vwc.ResourceVersion})
+	}
+	return nil
+}
+
+func ours(vwc *admissionregistrationv1.ValidatingWebhookConfiguration, base string) bool {
+	for _, h := range vwc.Webhooks {
+		if h.ClientConfig.URL == nil || !strings.HasPrefix(*h.ClientConfig.URL, base+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+func freePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("pick a webhook port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// webhookCerts returns the directory with the serving certificate and the CA
+// bundle for the apiserver, generating a self-signed pair when dir is "".
+func webhookCerts(dir, host string) (certDir string, caBundle []byte, cleanup func(), err error) {
+	if dir != "" {
+		for _, name := range []string{"ca.crt", "tls.crt"} {
+			if caBundle, err = os.ReadFile(filepath.Join(dir, name)); err == nil {
+				return dir, caBundle, func() {}, nil
+			}
+		}
+		return "", nil, nil, fmt.Errorf("webhook cert dir %s: no ca.crt or tls.crt: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp("", "flotilla-hub-webhook-")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	caBundle, err = writeSelfSignedCert(tmp, host)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, nil, fmt.Errorf("generate webhook serving certificate: %w", err)
+	}
+	return tmp, caBundle, func() { os.RemoveAll(tmp) }, nil
+}

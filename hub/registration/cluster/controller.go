@@ -1,0 +1,221 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"flotilla.dev/flotilla/hub/registration/rbac"
+)
+
+// Condition reasons written by this controller (OCM's names).
+const (
+	ReasonAccepted = "HubClusterAdminAccepted"
+	ReasonDenied   = "HubClusterAdminDenied"
+)
+
+// Reconciler reconciles ManagedClusters. Client must be able to manage
+// namespaces, RBAC, ManifestWorks and ManagedClusterAddOns.
+type Reconciler struct {
+	Client client.Client
+}
+
+// SetupWithManager registers the reconciler and the shared ClusterRoles the
+// per-cluster RoleBindings refer to.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("managedcluster-acceptance").
+		For(&clusterv1.ManagedCluster{}).
+		// A RoleBinding or ClusterRole removed by hand is put back.
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
+		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
+		Complete(r)
+}
+
+func byClusterLabel(_ context.Context, obj client.Object) []ctrl.Request {
+	if name := obj.GetLabels()[rbac.ClusterNameLabel]; name != "" {
+		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: name}}}
+	}
+	return nil
+}
+
+// EnsureSharedRoles creates or updates the ClusterRoles shared by every cluster's
+// RoleBindings. The hub calls it once at start.
+func EnsureSharedRoles(ctx context.Context, c client.Client) error {
+	for _, role := range []*rbacv1.ClusterRole{rbac.RegistrationRole(), rbac.WorkRole()} {
+		if err := applyClusterRole(ctx, c, role); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reconcile: get, deletion, finalizer, accept or deny, status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &clusterv1.ManagedCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return r.cleanup(ctx, cluster)
+	}
+	if !controllerutil.ContainsFinalizer(cluster, clusterv1.ManagedClusterFinalizer) {
+		controllerutil.AddFinalizer(cluster, clusterv1.ManagedClusterFinalizer)
+		if err := r.Client.Update(ctx, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	before := cluster.Status.DeepCopy()
+	var err error
+	if cluster.Spec.HubAcceptsClient {
+		err = r.accept(ctx, cluster.Name)
+		if err == nil {
+			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+				Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue, Reason: ReasonAccepted,
+				Message: "Accepted by the hub cluster admin",
+			})
+		}
+	} else if meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) != nil {
+		// Was accepted once: take the access away.
+		err = r.deny(ctx, cluster.Name)
+		if err == nil {
+			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+				Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionFalse, Reason: ReasonDenied,
+				Message: "Denied by the hub cluster admin: spec.hubAcceptsClient is false; the agent may only read its ManagedCluster",
+			})
+		}
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("managed cluster %s: %w", cluster.Name, err)
+	}
+	if !equality.Semantic.DeepEqual(before, &cluster.Status) {
+		return ctrl.Result{}, r.Client.Status().Update(ctx, cluster)
+	}
+	return ctrl.Result{}, nil
+}
+
+// accept creates the cluster namespace and RBAC.
+func (r *Reconciler) accept(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, ns, func() error {
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{}
+		}
+		ns.Labels[rbac.ClusterNameLabel] = name
+		return nil
+	}); err != nil {
+		return fmt.Errorf("namespace: %w", err)
+	}
+	if !ns.DeletionTimestamp.IsZero() {
+		return fmt.Errorf("namespace %s is still being deleted; retrying", name)
+	}
+	if err := applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, true)); err != nil {
+		return err
+	}
+	if err := applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)); err != nil {
+		return err
+	}
+	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
+		if err := applyRoleBinding(ctx, r.Client, rb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deny shrinks the ClusterRole to read-only and removes the RoleBindings.
+func (r *Reconciler) deny(ctx context.Context, name string) error {
+	if err := applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, false)); err != nil {
+		return err
+	}
+	if err := applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)); err != nil {
+		return err
+	}
+	return deleteRoleBindings(ctx, r.Client, name)
+}
+
+func deleteRoleBindings(ctx context.Context, c client.Client, name string) error {
+	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
+		if err := removeFinalizerAndDelete(ctx, c, rb, rbac.ManifestWorkFinalizer); err != nil {
+			return fmt.Errorf("rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
+		}
+	}
+	return nil
+}
+
+// removeFinalizerAndDelete deletes obj (if present) after dropping finalizer from it.
+func removeFinalizerAndDelete(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if finalizer != "" && controllerutil.RemoveFinalizer(obj, finalizer) {
+		if err := c.Update(ctx, obj); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return client.IgnoreNotFound(c.Delete(ctx, obj))
+}
+
+func applyClusterRole(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) error {
+	got := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
+	_, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+		got.Labels, got.Rules = want.Labels, want.Rules
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("clusterrole %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+func applyClusterRoleBinding(ctx context.Context, c client.Client, want *rbacv1.ClusterRoleBinding) error {
+	got := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
+	err := c.Get(ctx, client.ObjectKeyFromObject(got), got)
+	if err == nil && got.RoleRef != want.RoleRef {
+		// roleRef is immutable: replace the binding.
+		if err := c.Delete(ctx, got); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		err = apierrors.NewNotFound(rbacv1.Resource("clusterrolebindings"), want.Name)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		err = c.Create(ctx, want.DeepCopy())
+	case err == nil && (!equality.Semantic.DeepEqual(got.Subjects, want.Subjects) || !equality.Semantic.DeepEqual(got.Labels, want.Labels)):
+		got.Subjects, got.Labels = want.Subjects, want.Labels
+		err = c.Update(ctx, got)
+	}
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("clusterrolebinding %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+func applyRoleBinding(ctx context.Context, c client.Client, want *rbacv1.RoleBinding) error {
+	got := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+		if !got.CreationTimestamp.IsZero() && got.RoleRef != want.RoleRef {
+			return fmt.Errorf("has roleRef %s, want %s: delete it to let the hub recreate it", got.RoleRef.Name, want.RoleRef.Name)
+		}
+		got.RoleRef, got.Subjects, got.Labels = want.RoleRef, want.Subjects, want.Labels
+		for _, f := range want.Finalizers {
+			controllerutil.AddFinalizer(got, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rolebinding %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package csr
+
+import (
+	"context"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"flotilla.dev/flotilla/hub/registration/rbac"
+)
+
+// Reconciler approves managed-cluster CSRs that pass every check.
+type Reconciler struct {
+	Client client.Client
+	// Recorder records an event on each CSR left pending because a check failed.
+	Recorder events.EventRecorder
+	// AutoApproveUsers: requesters whose first CSRs are approved without an admin
+	// (and whose clusters are then accepted). Default none.
+	AutoApproveUsers []string
+}
+
+// SetupWithManager registers the reconciler for CSRs with the cluster-name label.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	hasLabel := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := o.GetLabels()[rbac.ClusterNameLabel]
+		return ok
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("csr-approver").
+		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(hasLabel)).
+		Complete(r)
+}
+
+// Reconcile: get, evaluate, approve (or record why not).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	csr := &certificatesv1.CertificateSigningRequest{}
+	if err := r.Client.Get(ctx, req.NamespacedName, csr); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if Decided(csr) {
+		return ctrl.Result{}, nil
+	}
+	facts := Facts{AutoApproveUsers: r.AutoApproveUsers}
+	if v := Validate(csr); v.Decision == "" && v.Renewal {
+		allowed, err := r.mayRenew(ctx, csr, v.Cluster)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		facts.RequesterMayRenew = allowed
+	}
+	v := Evaluate(csr, facts)
+	switch v.Decision {
+	case Reject:
+		logger.Info("CSR left unapproved", "csr", csr.Name, "check", v.Check, "reason", v.Message)
+		r.event(csr, corev1.EventTypeWarning, "CSRCheckFailed", "check "+v.Check+" failed: "+v.Message)
+		return ctrl.Result{}, nil
+	case Wait:
+		logger.Info("CSR waits for an admin", "csr", csr.Name, "cluster", v.Cluster)
+		return ctrl.Result{}, nil
+	case Approve:
+		if !v.Renewal {
+			// An auto-approve user joins its cluster without a separate accept.
+			if err := r.acceptCluster(ctx, v.Cluster); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		if err := SetApproved(ctx, r.Client, csr, v.Message); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("CSR approved", "csr", csr.Name, "cluster", v.Cluster, "renewal", v.Renewal)
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetApproved sets the Approved condition on csr through the approval subresource.
+func SetApproved(ctx context.Context, c client.Client, csr *certificatesv1.CertificateSigningRequest, message string) error {
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue,
+		Reason: ApprovedReason, Message: message, LastUpdateTime: metav1.Now(),
+	})
+	return c.SubResource("approval").Update(ctx, csr)
+}
+
+// mayRenew asks the apiserver whether the CSR's requester may renew the cluster's
+// client certificate (only accepted clusters' agents may).
+func (r *Reconciler) mayRenew(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, cluster string) (bool, error) {
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range csr.Spec.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: csr.Spec.Username, UID: csr.Spec.UID, Groups: csr.Spec.Groups, Extra: extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Group: rbac.RegisterGroup, Resource: "managedclusters", Subresource: "clientcertificates",
+			Verb: "renew", Name: cluster,
+		},
+	}}
+	if err := r.Client.Create(ctx, sar); err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed, nil
+}
+
+func (r *Reconciler) acceptCluster(ctx context.Context, name string) error {
+	cluster := &clusterv1.ManagedCluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+		return err
+	}
+	if cluster.Spec.HubAcceptsClient {
+		return nil
+	}
+	cluster.Spec.HubAcceptsClient = true
+	return r.Client.Update(ctx, cluster)
+}
+
+func (r *Reconciler) event(csr *certificatesv1.CertificateSigningRequest, kind, reason, msg string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(csr, nil, kind, reason, "Approve", "%s", msg)
+	}
+}

@@ -1,0 +1,96 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// Reconciler marks clusters whose lease stopped Unknown and keeps their taints.
+type Reconciler struct {
+	Client client.Client
+	// GraceMultiplier: a lease older than GraceMultiplier x leaseDurationSeconds
+	// makes the cluster Unknown. Default 5.
+	GraceMultiplier int
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
+}
+
+// SetupWithManager registers the reconciler; it watches ManagedClusters and the
+// clusters' leases.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.GraceMultiplier <= 0 {
+		r.GraceMultiplier = DefaultGraceMultiplier
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	isClusterLease := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == LeaseName })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("managedcluster-health").
+		For(&clusterv1.ManagedCluster{}).
+		Watches(&coordinationv1.Lease{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []ctrl.Request {
+			return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: o.GetNamespace()}}}
+		}), builder.WithPredicates(isClusterLease)).
+		Complete(r)
+}
+
+// Reconcile: get, lease check (Available Unknown when stale), taints from Available.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cluster := &clusterv1.ManagedCluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	now := r.Now()
+	var requeue time.Duration
+	if accepted := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted); cluster.Spec.HubAcceptsClient && accepted != nil && accepted.Status == metav1.ConditionTrue {
+		// Without a lease the clock starts at acceptance.
+		renewed := accepted.LastTransitionTime.Time
+		lease := &coordinationv1.Lease{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Name, Name: LeaseName}, lease)
+		switch {
+		case err == nil && lease.Spec.RenewTime != nil:
+			renewed = lease.Spec.RenewTime.Time
+		case client.IgnoreNotFound(err) != nil:
+			return ctrl.Result{}, err
+		}
+		grace := time.Duration(r.GraceMultiplier) * LeaseDuration(cluster)
+		stale, left := LeaseStale(renewed, now, grace)
+		if stale {
+			before := cluster.Status.DeepCopy()
+			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+				Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionUnknown, Reason: ReasonLeaseUpdateStopped,
+				Message: fmt.Sprintf(leaseStoppedMessageFormat, grace),
+			})
+			if !equality.Semantic.DeepEqual(before, &cluster.Status) {
+				if err := r.Client.Status().Update(ctx, cluster); err != nil {
+					return ctrl.Result{}, err
+				}
+			}
+		} else {
+			requeue = left + 100*time.Millisecond
+		}
+	}
+	taints, changed := Taints(cluster.Spec.Taints, cluster.Status.Conditions, metav1.NewTime(now.Truncate(time.Second)))
+	if changed {
+		cluster.Spec.Taints = taints
+		if err := r.Client.Update(ctx, cluster); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}

@@ -1,0 +1,69 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"flotilla.dev/flotilla/hub/registration/cluster"
+	"flotilla.dev/flotilla/hub/registration/csr"
+	"flotilla.dev/flotilla/hub/registration/health"
+	"flotilla.dev/flotilla/hub/registration/signer"
+	"flotilla.dev/flotilla/hub/registration/webhook"
+)
+
+// Options configures the hub side of registration. Every field documents its default.
+type Options struct {
+	// AutoApproveUsers are requesters whose first CSRs are approved, and whose
+	// clusters are accepted, without an admin. Default: none (double opt-in).
+	AutoApproveUsers []string
+	// LeaseGraceMultiplier: a cluster whose lease is older than this many
+	// leaseDurationSeconds becomes Available=Unknown. Default 5.
+	LeaseGraceMultiplier int
+	// SignerCertFile and SignerKeyFile enable the built-in signer for hubs whose
+	// controller-manager does not sign kubernetes.io/kube-apiserver-client CSRs.
+	// The CA must be trusted by the hub apiserver (--client-ca-file). Default: off.
+	SignerCertFile, SignerKeyFile string
+}
+
+// Setup registers the registration controllers and the ManagedCluster admission
+// handler with mgr.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	c := mgr.GetClient()
+	if err := (&cluster.Reconciler{Client: c}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	// The shared ClusterRoles must exist before any RoleBinding refers to them.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return cluster.EnsureSharedRoles(ctx, c)
+	})); err != nil {
+		return err
+	}
+	if err := (&health.Reconciler{Client: c, GraceMultiplier: opts.LeaseGraceMultiplier}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	approver := &csr.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("flotilla-csr-approver"), AutoApproveUsers: opts.AutoApproveUsers}
+	if err := approver.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if opts.SignerCertFile != "" || opts.SignerKeyFile != "" {
+		ca, err := signer.Load(opts.SignerCertFile, opts.SignerKeyFile)
+		if err != nil {
+			return fmt.Errorf("built-in signer: %w", err)
+		}
+		if err := (&signer.Reconciler{Client: c, CA: ca}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	v := &webhook.Validator{Client: c, Decoder: admission.NewDecoder(mgr.GetScheme())}
+	mgr.GetWebhookServer().Register(webhook.Path, &crwebhook.Admission{Handler: v})
+	return nil
+}
+
+// Webhooks returns the registration webhooks; ClientConfig.URL holds only the path.
+func Webhooks() []admissionregistrationv1.ValidatingWebhook { return webhook.Webhooks() }

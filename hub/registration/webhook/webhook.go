@@ -1,0 +1,113 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"flotilla.dev/flotilla/hub/registration/rbac"
+)
+
+// Path is where the handler is served.
+const Path = "/validate-managedcluster"
+
+// ClusterSetLabel assigns a ManagedCluster to a ManagedClusterSet.
+const ClusterSetLabel = "cluster.open-cluster-management.io/clusterset"
+
+// Validator checks ManagedCluster changes.
+type Validator struct {
+	// Client creates SubjectAccessReviews.
+	Client  client.Client
+	Decoder admission.Decoder
+}
+
+// Webhooks describes the webhook for registration with the hub apiserver;
+// ClientConfig.URL holds only the path.
+func Webhooks() []admissionregistrationv1.ValidatingWebhook {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	path := Path
+	timeout := int32(10)
+	return []admissionregistrationv1.ValidatingWebhook{{
+		Name:                    "managedclustervalidators.admission.cluster.open-cluster-management.io",
+		ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &path},
+		FailurePolicy:           &fail,
+		SideEffects:             &none,
+		AdmissionReviewVersions: []string{"v1"},
+		TimeoutSeconds:          &timeout,
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{clusterv1.GroupName}, APIVersions: []string{"*"}, Resources: []string{"managedclusters"},
+			},
+		}},
+	}}
+}
+
+// Handle implements admission.Handler.
+func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	cluster := &clusterv1.ManagedCluster{}
+	if err := v.Decoder.DecodeRaw(req.Object, cluster); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ManagedCluster: %w", err))
+	}
+	old := &clusterv1.ManagedCluster{}
+	if req.Operation == admissionv1.Update {
+		if err := v.Decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode old ManagedCluster: %w", err))
+		}
+	}
+	if req.Operation == admissionv1.Create {
+		if errs := validation.IsDNS1123Label(cluster.Name); len(errs) > 0 {
+			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is not a DNS label (%s): it names the cluster's namespace on the hub", cluster.Name, strings.Join(errs, "; ")))
+		}
+	}
+	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
+		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
+			Group: rbac.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
+		})
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if !ok {
+			return admission.Denied(fmt.Sprintf("user %q cannot accept ManagedCluster %q: setting spec.hubAcceptsClient=true requires permission to update managedclusters/accept in API group %s",
+				req.UserInfo.Username, cluster.Name, rbac.RegisterGroup))
+		}
+	}
+	if set := cluster.Labels[ClusterSetLabel]; set != "" && set != old.Labels[ClusterSetLabel] {
+		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
+			Group: rbac.ClusterGroup, Resource: "managedclustersets", Subresource: "join", Verb: "create", Name: set,
+		})
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if !ok {
+			return admission.Denied(fmt.Sprintf("user %q cannot add ManagedCluster %q to cluster set %q: that requires permission to create managedclustersets/join in API group %s",
+				req.UserInfo.Username, cluster.Name, set, rbac.ClusterGroup))
+		}
+	}
+	return admission.Allowed("")
+}
+
+func (v *Validator) allowed(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error) {
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, val := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(val)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: user.Username, UID: user.UID, Groups: user.Groups, Extra: extra, ResourceAttributes: &attrs,
+	}}
+	if err := v.Client.Create(ctx, sar); err != nil {
+		return false, fmt.Errorf("SubjectAccessReview for %s: %w", user.Username, err)
+	}
+	return sar.Status.Allowed, nil
+}

@@ -1,0 +1,311 @@
+package devenv
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"flotilla.dev/flotilla/internal/controlplane"
+	"flotilla.dev/flotilla/manifests"
+)
+
+// Options locate and shape the environment. Zero values take the documented defaults.
+type Options struct {
+	// DataDir holds everything the environment keeps. Default ".flotilla".
+	DataDir string
+	// Clusters is the number of managed clusters (cluster1..clusterN). Default:
+	// what the environment already has, else 2. An environment can grow, not shrink.
+	Clusters int
+	// ControlPlaneDir holds etcd, kube-apiserver and kube-controller-manager.
+	// Default: see controlplane.FindBinaries.
+	ControlPlaneDir string
+	// FlotillaBinary runs the hub and klusterlet processes. Default: this executable.
+	FlotillaBinary string
+	// Out receives progress lines. Default io.Discard.
+	Out io.Writer
+}
+
+const (
+	// DefaultDataDir is where the environment lives unless told otherwise.
+	DefaultDataDir = ".flotilla"
+	// DefaultClusters is the number of managed clusters of a new environment.
+	DefaultClusters = 2
+	hubName         = "hub"
+)
+
+// record is env.json.
+type record struct {
+	Clusters []string `json:"clusters"`
+}
+
+func (o *Options) defaults() error {
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	abs, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return err
+	}
+	o.DataDir = abs
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.FlotillaBinary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		o.FlotillaBinary = exe
+	}
+	return nil
+}
+
+func (o *Options) progress(format string, args ...any) {
+	fmt.Fprintf(o.Out, "==> "+format+"\n", args...)
+}
+
+func (o *Options) cpDir(name string) string { return filepath.Join(o.DataDir, "controlplanes", name) }
+
+// HubKubeconfig is the path of the hub's admin kubeconfig.
+func (o *Options) HubKubeconfig() string { return filepath.Join(o.DataDir, "hub.kubeconfig") }
+
+// ClusterKubeconfig is the path of a managed cluster's admin kubeconfig.
+func (o *Options) ClusterKubeconfig(name string) string {
+	return filepath.Join(o.DataDir, "clusters", name+".kubeconfig")
+}
+
+func readRecord(dataDir string) (*record, error) {
+	data, err := os.ReadFile(filepath.Join(dataDir, "env.json"))
+	if err != nil {
+		return nil, err
+	}
+	r := &record{}
+	if err := json.Unmarshal(data, r); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v): remove the folder to start afresh", filepath.Join(dataDir, "env.json"), err)
+	}
+	return r, nil
+}
+
+func writeRecord(dataDir string, r *record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dataDir, "env.json"), data, 0o644)
+}
+
+// Result describes the environment after Up.
+type Result struct {
+	// AlreadyRunning is true when Up found everything running and did nothing.
+	AlreadyRunning bool
+	Status         *Status
+}
+
+// Up starts whatever of the environment is not running and returns once all of
+// it is ready. On a running environment it does nothing and says so.
+func Up(ctx context.Context, opts Options) (*Result, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	rec, err := readRecord(opts.DataDir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		n := opts.Clusters
+		if n == 0 {
+			n = DefaultClusters
+		}
+		rec = &record{}
+		for i := 1; i <= n; i++ {
+			rec.Clusters = append(rec.Clusters, fmt.Sprintf("cluster%d", i))
+		}
+	case err != nil:
+		return nil, err
+	case opts.Clusters != 0 && opts.Clusters < len(rec.Clusters):
+		return nil, fmt.Errorf("the environment in %s has %d clusters and cannot shrink to %d: "+
+			"run `flotilla dev down --data-dir %s`, remove that folder, and start again", opts.DataDir, len(rec.Clusters), opts.Clusters, opts.DataDir)
+	default:
+		for i := len(rec.Clusters) + 1; i <= opts.Clusters; i++ {
+			rec.Clusters = append(rec.Clusters, fmt.Sprintf("cluster%d", i))
+		}
+	}
+
+	before, err := status(&opts, rec)
+	if err != nil {
+		return nil, err
+	}
+	if before.AllRunning() {
+		return &Result{AlreadyRunning: true, Status: before}, nil
+	}
+
+	bins, err := controlplane.FindBinaries(opts.ControlPlaneDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{"clusters", "controlplanes", "logs"} {
+		if err := os.MkdirAll(filepath.Join(opts.DataDir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeRecord(opts.DataDir, rec); err != nil {
+		return nil, err
+	}
+
+	names := append([]string{hubName}, rec.Clusters...)
+	opts.progress("starting %d control planes (hub, %d managed clusters) in %s", len(names), len(rec.Clusters), opts.DataDir)
+	started, err := startControlPlanes(ctx, &opts, bins, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, cp := range started {
+		if err := copyFile(cp.KubeconfigPath, kubeconfigPath(&opts, cp.Name)); err != nil {
+			return nil, err
+		}
+	}
+	opts.progress("installing CRDs (OCM hub CRDs on the hub; ClusterClaim, AppliedManifestWork and policy CRDs on managed clusters)")
+	for _, cp := range started {
+		if err := manifests.InstallCRDs(ctx, cp.Config, crdSets(cp.Name)...); err != nil {
+			return nil, fmt.Errorf("%s: %w", cp.Name, err)
+		}
+	}
+	if err := startFlotilla(ctx, &opts, rec); err != nil {
+		return nil, err
+	}
+	after, err := status(&opts, rec)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Status: after}, nil
+}
+
+// startControlPlanes starts, in parallel, each named control plane that is not
+// fully running (stopping the remains of a half-running one first).
+func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Binaries, names []string) ([]*controlplane.ControlPlane, error) {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		started []*controlplane.ControlPlane
+		errs    []error
+	)
+	for _, name := range names {
+		dir := opts.cpDir(name)
+		if existing, err := controlplane.Attach(dir); err == nil {
+			running := existing.Running()
+			if len(running) == 3 {
+				opts.progress("%s: already running", name)
+				mu.Lock()
+				started = append(started, existing)
+				mu.Unlock()
+				continue
+			}
+			if len(running) > 0 {
+				opts.progress("%s: only %v running; restarting it", name, running)
+				if err := existing.Stop(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cp, err := controlplane.Start(ctx, controlplane.Config{
+				Name: name, Dir: dir, Binaries: bins, Detached: true,
+				Progress: func(format string, args ...any) {
+					mu.Lock()
+					defer mu.Unlock()
+					opts.progress(format, args...)
+				},
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			started = append(started, cp)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// crdSets are the CRD sets a control plane serves.
+func crdSets(name string) []string {
+	if name == hubName {
+		return []string{manifests.HubCRDs}
+	}
+	sets := []string{manifests.KlusterletCRDs}
+	if _, err := manifests.CRDs(manifests.PolicyCRDs); err == nil {
+		sets = append(sets, manifests.PolicyCRDs)
+	}
+	return sets
+}
+
+func kubeconfigPath(opts *Options, name string) string {
+	if name == hubName {
+		return opts.HubKubeconfig()
+	}
+	return opts.ClusterKubeconfig(name)
+}
+
+// Down stops every process of the environment (Flotilla's own first, then the
+// control planes) and keeps its data. It reports what it stopped.
+func Down(opts Options) ([]string, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	rec, err := readRecord(opts.DataDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no Flotilla environment in %s (nothing to stop)", opts.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	stopped, err := stopProcesses(&opts)
+	if err != nil {
+		return stopped, err
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs []error
+	)
+	for _, name := range append([]string{hubName}, rec.Clusters...) {
+		cp, err := controlplane.Attach(opts.cpDir(name))
+		if err != nil {
+			continue // never started
+		}
+		if len(cp.Running()) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := cp.Stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				return
+			}
+			stopped = append(stopped, name+" control plane")
+		}()
+	}
+	wg.Wait()
+	return stopped, errors.Join(errs...)
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o600)
+}

@@ -1,0 +1,154 @@
+// Package devenv_test drives `flotilla dev up|status|down` through the real
+// binary, as a person would.
+package devenv_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"flotilla.dev/flotilla/internal/devenv"
+)
+
+var flotilla string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "flotilla-bin-")
+	if err != nil {
+		panic(err)
+	}
+	flotilla = filepath.Join(dir, "flotilla")
+	build := exec.Command("go", "build", "-o", flotilla, "flotilla.dev/flotilla/cmd/flotilla")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build flotilla: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(flotilla, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func status(t *testing.T, dataDir string) *devenv.Status {
+	t.Helper()
+	out, err := run(t, "dev", "status", "--data-dir", dataDir, "-o", "json")
+	require.NoError(t, err, out)
+	st := &devenv.Status{}
+	require.NoError(t, json.Unmarshal([]byte(out), st), out)
+	return st
+}
+
+func TestDevUpStatusDown(t *testing.T) {
+	ctx := context.Background()
+	dataDir := filepath.Join(t.TempDir(), "env")
+	t.Cleanup(func() { _, _ = run(t, "dev", "down", "--data-dir", dataDir) })
+
+	out, err := run(t, "dev", "status", "--data-dir", dataDir)
+	require.Error(t, err)
+	assert.Contains(t, out, "no Flotilla environment in")
+
+	out, err = run(t, "dev", "up", "--clusters", "1", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "==> hub: ready at https://127.0.0.1:")
+	assert.Contains(t, out, "==> cluster1: ready at")
+	assert.Contains(t, out, "get managedclusters")
+
+	st := status(t, dataDir)
+	require.True(t, st.AllRunning(), "%+v", st)
+	pids := pidsOf(st)
+	assert.GreaterOrEqual(t, len(pids), 6)
+
+	// The kubeconfigs work, and the hub serves the OCM API.
+	hub := client(t, filepath.Join(dataDir, "hub.kubeconfig"))
+	_, err = hub.Discovery().ServerResourcesForGroupVersion("cluster.open-cluster-management.io/v1")
+	require.NoError(t, err)
+	spoke := client(t, filepath.Join(dataDir, "clusters", "cluster1.kubeconfig"))
+	_, err = spoke.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	_, err = hub.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "survives-restart"}, Data: map[string]string{"k": "v"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	out, err = run(t, "dev", "up", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "already running")
+	assert.ElementsMatch(t, pids, pidsOf(status(t, dataDir)), "a second up starts nothing")
+
+	out, err = run(t, "dev", "up", "--clusters", "0", "--data-dir", dataDir)
+	require.NoError(t, err, out, "--clusters 0 means: what the environment has")
+
+	out, err = run(t, "dev", "down", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "stopped hub control plane")
+	for _, pid := range pids {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			assert.NotContains(t, string(cmdline), dataDir, "process %d still running after down", pid)
+		}
+	}
+	for _, c := range status(t, dataDir).Components {
+		assert.Equal(t, devenv.StateStopped, c.State, c.Name)
+	}
+	out, err = run(t, "dev", "down", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "nothing was running")
+
+	// up after down resumes on the same data.
+	out, err = run(t, "dev", "up", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	hub = client(t, filepath.Join(dataDir, "hub.kubeconfig"))
+	cm, err := hub.CoreV1().ConfigMaps("default").Get(ctx, "survives-restart", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "v", cm.Data["k"])
+}
+
+func TestDevUpErrors(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "env")
+
+	out, err := run(t, "dev", "up", "--data-dir", dataDir, "--controlplane-dir", t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, out, "make controlplane", "a missing binary names the fix")
+
+	out, err = run(t, "dev", "status", "--data-dir", dataDir, "-o", "xml")
+	require.Error(t, err)
+	assert.Contains(t, out, `unknown output format "xml"`)
+}
+
+func pidsOf(st *devenv.Status) []int {
+	var out []int
+	for _, c := range st.Components {
+		for _, pid := range c.PIDs {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func client(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	return kubernetes.NewForConfigOrDie(cfg)
+}

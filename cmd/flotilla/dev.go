@@ -145,4 +145,3 @@ func relPath(p string) string {
 	}
 	return p
 }
-

@@ -1,0 +1,33 @@
+package balance
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
+	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
+)
+
+func TestBalance(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts map[string]int
+		want   map[string]int64
+	}{
+		{"nobody used", nil, map[string]int64{"a": 100, "b": 100, "c": 100}},
+		{"busiest -100, idle 100", map[string]int{"a": 4, "b": 2}, map[string]int64{"a": -100, "b": 0, "c": 100}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := New(&framework.Handle{DecisionCounts: tc.counts}, clusterv1beta1.ScoreCoordinate{})
+			got := map[string]int64{}
+			for _, n := range []string{"a", "b", "c"} {
+				got[n], _ = p.Score(framework.NewClusterInfo(st.Cluster(n).Obj(), nil))
+			}
+			p.NormalizeScore(got)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

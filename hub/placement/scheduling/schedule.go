@@ -1,0 +1,214 @@
+package scheduling
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"flotilla.dev/flotilla/hub/clusterset/membership"
+	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
+	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/balance"
+	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/tainttoleration"
+)
+
+// Schedule decides placement p on snap with the default plugins.
+func Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result {
+	return DefaultRegistry().Schedule(snap, p)
+}
+
+// Schedule decides placement p on snap.
+func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result {
+	res := &Result{}
+	h := &framework.Handle{Placement: p, Now: snap.Now, Decided: toSet(snap.Decided), DecisionCounts: snap.DecisionCounts}
+
+	// 1. Build the plugins. Anything wrong with the Placement surfaces here, before
+	//    a single cluster is looked at.
+	plan, err := r.build(h)
+	if err != nil {
+		res.Misconfigured = err
+		return res
+	}
+
+	// 2. Eligible clusters: members of the bound sets the Placement asks for.
+	eligible, reason, msg := eligible(snap, p)
+	if reason != "" {
+		res.Reason, res.Message = reason, msg
+		res.Groups = []Group{{Index: 0}}
+		return res
+	}
+
+	// 3. Filter: some predicate (ORed) must pass entirely, and every filter.
+	var feasible []*framework.ClusterInfo
+	for _, c := range eligible {
+		if st := plan.filter(c); st.IsSuccess() {
+			if st != nil {
+				res.requeue(st.RequeueAfter)
+			}
+			feasible = append(feasible, c)
+		}
+	}
+	if len(feasible) == 0 {
+		res.Reason = ReasonNoManagedClusterMatched
+		res.Message = fmt.Sprintf("No ManagedCluster among the %d eligible ones matches the predicates and tolerations of Placement %s/%s",
+			len(eligible), p.Namespace, p.Name)
+		res.Groups = []Group{{Index: 0}}
+		return res
+	}
+
+	// 4. Score and rank: untolerated PreferNoSelect last, then score, then name.
+	scores := plan.score(feasible, res)
+	prefer := make(map[string]bool, len(feasible))
+	for _, c := range feasible {
+		prefer[c.Name()] = tainttoleration.Prefer(p.Spec.Tolerations, c.Cluster, snap.Now)
+	}
+	sort.SliceStable(feasible, func(i, j int) bool {
+		a, b := feasible[i].Name(), feasible[j].Name()
+		if prefer[a] != prefer[b] {
+			return prefer[a]
+		}
+		if scores[a] != scores[b] {
+			return scores[a] > scores[b]
+		}
+		return a < b
+	})
+
+	// 5. Select.
+	n := -1
+	if p.Spec.NumberOfClusters != nil {
+		n = int(*p.Spec.NumberOfClusters)
+	}
+	var chosen []*framework.ClusterInfo
+	if plan.selector != nil {
+		chosen = plan.selector.Select(feasible, n)
+	} else if n >= 0 && n < len(feasible) {
+		chosen = feasible[:n]
+	} else {
+		chosen = feasible
+	}
+
+	// 6. Order the output.
+	for _, c := range chosen {
+		res.Decisions = append(res.Decisions, Decision{ClusterName: c.Name(), Score: scores[c.Name()]})
+	}
+	sortDecisions(res.Decisions, p.Spec.SortBy)
+
+	// 7. Status facts.
+	res.Satisfied, res.Reason, res.Message = satisfied(p, len(res.Decisions), len(feasible))
+
+	// 8. Decision groups.
+	res.Groups = plan.group(res.Decisions, feasibleByName(feasible))
+	return res
+}
+
+func satisfied(p *clusterv1beta1.Placement, selected, feasible int) (bool, string, string) {
+	switch {
+	case p.Spec.NumberOfClusters != nil && selected < int(*p.Spec.NumberOfClusters):
+		return false, ReasonNotAllDecisionsScheduled, fmt.Sprintf("%d of %d requested ManagedClusters selected (%d match the Placement)",
+			selected, *p.Spec.NumberOfClusters, feasible)
+	case p.Spec.NumberOfClusters == nil && selected < feasible:
+		return false, ReasonNotAllDecisionsScheduled, fmt.Sprintf("%d of %d matching ManagedClusters selected: the DoNotSchedule spread constraints hold the rest back",
+			selected, feasible)
+	}
+	return true, ReasonAllDecisionsScheduled, fmt.Sprintf("All %d ManagedClusters selected", selected)
+}
+
+func sortDecisions(ds []Decision, by clusterv1beta1.PlacementSortByType) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		if by == clusterv1beta1.PlacementSortByScore && ds[i].Score != ds[j].Score {
+			return ds[i].Score > ds[j].Score
+		}
+		return ds[i].ClusterName < ds[j].ClusterName
+	})
+}
+
+// eligible returns the members of the bound sets the Placement asks for, or a
+// PlacementSatisfied reason and message when there are none.
+func eligible(snap *Snapshot, p *clusterv1beta1.Placement) ([]*framework.ClusterInfo, string, string) {
+	sets := map[string]int{}
+	for i, s := range snap.ClusterSets {
+		sets[s.Name] = i
+	}
+	var bound []string
+	for _, b := range snap.Bindings {
+		if _, ok := sets[b.Spec.ClusterSet]; ok && b.Namespace == p.Namespace && b.Name == b.Spec.ClusterSet && b.DeletionTimestamp == nil {
+			bound = append(bound, b.Spec.ClusterSet)
+		}
+	}
+	if len(bound) == 0 {
+		return nil, ReasonNoManagedClusterSetBindings, fmt.Sprintf(
+			"No ManagedClusterSet is bound to namespace %s: create a ManagedClusterSetBinding there (flotilla clusterset bind SET -n %s)",
+			p.Namespace, p.Namespace)
+	}
+	if len(p.Spec.ClusterSets) > 0 {
+		want := toSet(p.Spec.ClusterSets)
+		var both []string
+		for _, b := range bound {
+			if want[b] {
+				both = append(both, b)
+			}
+		}
+		if len(both) == 0 {
+			sort.Strings(bound)
+			return nil, ReasonNoIntersection, fmt.Sprintf("None of the ManagedClusterSets %s named in spec.clusterSets is bound to namespace %s (bound: %s)",
+				strings.Join(p.Spec.ClusterSets, ", "), p.Namespace, strings.Join(bound, ", "))
+		}
+		bound = both
+	}
+	sort.Strings(bound)
+	member := map[string]bool{}
+	for _, name := range bound {
+		sel, err := membership.Selector(snap.ClusterSets[sets[name]])
+		if err != nil {
+			continue // a broken set selects nothing; the set's own status says why
+		}
+		for _, c := range snap.Clusters {
+			if !member[c.Name()] && sel.Matches(labelsOf(c)) {
+				member[c.Name()] = true
+			}
+		}
+	}
+	var out []*framework.ClusterInfo
+	for _, c := range snap.Clusters {
+		if member[c.Name()] && c.Cluster.DeletionTimestamp == nil {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ReasonAllManagedClusterSetsEmpty, fmt.Sprintf("The ManagedClusterSets %s have no ManagedClusters", strings.Join(bound, ", "))
+	}
+	return out, "", ""
+}
+
+// NeedsDecisionCounts reports whether scheduling p reads Snapshot.DecisionCounts
+// (the Balance prioritizer is active and scores matter), so the controller can skip
+// the cost of counting when it does not.
+func NeedsDecisionCounts(p *clusterv1beta1.Placement) bool {
+	if !needsScores(p) {
+		return false
+	}
+	w, err := weights(p)
+	return err == nil && w[builtInKey(balance.Name)] != 0
+}
+
+func needsScores(p *clusterv1beta1.Placement) bool {
+	return p.Spec.NumberOfClusters != nil || p.Spec.SortBy == clusterv1beta1.PlacementSortByScore ||
+		len(p.Spec.SpreadPolicy.SpreadConstraints) > 0
+}
+
+func toSet(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func feasibleByName(cs []*framework.ClusterInfo) map[string]*framework.ClusterInfo {
+	m := make(map[string]*framework.ClusterInfo, len(cs))
+	for _, c := range cs {
+		m[c.Name()] = c
+	}
+	return m
+}

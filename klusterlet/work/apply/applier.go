@@ -1,0 +1,323 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// Applier applies manifests to the managed cluster.
+type Applier struct {
+	Client dynamic.Interface
+	Mapper *Mapper
+}
+
+// Target is a manifest resolved against the managed cluster's API.
+type Target struct {
+	GVK        schema.GroupVersionKind
+	GVR        schema.GroupVersionResource
+	Namespaced bool
+	Namespace  string
+	Name       string
+}
+
+// Resolve maps a manifest to the resource it lives in. A cluster-scoped
+// resource ignores a namespace given in the manifest; a namespaced one without
+// a namespace is an error.
+func (a *Applier) Resolve(obj *unstructured.Unstructured) (Target, error) {
+	gvk := obj.GroupVersionKind()
+	mapping, err := a.Mapper.Mapping(gvk)
+	if err != nil {
+		return Target{GVK: gvk, Name: obj.GetName(), Namespace: obj.GetNamespace()}, err
+	}
+	t := Target{GVK: gvk, GVR: mapping.Resource, Name: obj.GetName()}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		t.Namespaced = true
+		t.Namespace = obj.GetNamespace()
+		if t.Namespace == "" {
+			return t, fmt.Errorf("%s %q is namespaced but the manifest has no metadata.namespace", gvk.Kind, t.Name)
+		}
+	}
+	return t, nil
+}
+
+func (a *Applier) resource(t Target) dynamic.ResourceInterface {
+	if t.Namespaced {
+		return a.Client.Resource(t.GVR).Namespace(t.Namespace)
+	}
+	return a.Client.Resource(t.GVR)
+}
+
+// Get reads the live object (nil, nil when it does not exist).
+func (a *Applier) Get(ctx context.Context, t Target) (*unstructured.Unstructured, error) {
+	live, err := a.resource(t).Get(ctx, t.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+// Apply puts desired on the cluster with the given strategy and returns the
+// live object afterwards. owner is added to the object's ownerReferences
+// (except for ReadOnly, which never writes).
+func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Unstructured, strategy *workv1.UpdateStrategy, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	desired = desired.DeepCopy()
+	if !t.Namespaced {
+		desired.SetNamespace("")
+	}
+	unstructured.RemoveNestedField(desired.Object, "status")
+	typ := workv1.UpdateStrategyTypeUpdate
+	if strategy != nil && strategy.Type != "" {
+		typ = strategy.Type
+	}
+	switch typ {
+	case workv1.UpdateStrategyTypeReadOnly:
+		live, err := a.Get(ctx, t)
+		if err == nil && live == nil {
+			return nil, nil
+		}
+		return live, err
+	case workv1.UpdateStrategyTypeCreateOnly:
+		live, err := a.Get(ctx, t)
+		if err != nil || live != nil {
+			return live, err
+		}
+		return a.create(ctx, t, desired, owner)
+	case workv1.UpdateStrategyTypeServerSideApply:
+		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner)
+	case workv1.UpdateStrategyTypeUpdate:
+		return a.update(ctx, t, desired, owner)
+	default:
+		return nil, fmt.Errorf("unknown update strategy %q (want Update, CreateOnly, ServerSideApply or ReadOnly)", typ)
+	}
+}
+
+func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
+	desired.SetResourceVersion("")
+	desired.SetUID("")
+	return a.resource(t).Create(ctx, desired, metav1.CreateOptions{})
+}
+
+// update creates the object, or updates it when it drifted from desired. The
+// update keeps what others added to metadata (labels, annotations, finalizers,
+// owners) and replaces the rest with desired.
+func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	live, err := a.Get(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if live == nil {
+		return a.create(ctx, t, desired, owner)
+	}
+	if InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
+		return live, nil
+	}
+	merged := desired.DeepCopy()
+	merged.SetResourceVersion(live.GetResourceVersion())
+	merged.SetUID(live.GetUID())
+	merged.SetFinalizers(live.GetFinalizers())
+	merged.SetLabels(mergeMaps(live.GetLabels(), desired.GetLabels()))
+	merged.SetAnnotations(mergeMaps(live.GetAnnotations(), desired.GetAnnotations()))
+	merged.SetOwnerReferences(withOwner(mergeOwners(live.GetOwnerReferences(), desired.GetOwnerReferences()), owner))
+	if st, ok := live.Object["status"]; ok {
+		merged.Object["status"] = st
+	}
+	return a.resource(t).Update(ctx, merged, metav1.UpdateOptions{})
+}
+
+func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	manager, force := workv1.DefaultFieldManager, false
+	if cfg != nil {
+		force = cfg.Force
+		if cfg.FieldManager != "" {
+			manager = cfg.FieldManager
+		}
+	}
+	live, err := a.Get(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if live != nil && InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
+		return live, nil
+	}
+	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
+	desired.SetResourceVersion("")
+	desired.SetManagedFields(nil)
+	body, err := json.Marshal(desired.Object)
+	if err != nil {
+		return nil, err
+	}
+	return a.resource(t).Patch(ctx, t.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: manager, Force: &force})
+}
+
+// WaitEstablished waits (up to timeout) until a CustomResourceDefinition just
+// applied serves its kinds, then refreshes the mapper, so custom resources
+// later in the same work can be applied in the same pass.
+func (a *Applier) WaitEstablished(ctx context.Context, crd *unstructured.Unstructured, timeout time.Duration) {
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		live, err := a.Client.Resource(gvr).Get(ctx, crd.GetName(), metav1.GetOptions{})
+		if err == nil && Established(live) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	a.Mapper.mu.Lock()
+	a.Mapper.lastRefresh = time.Time{}
+	a.Mapper.mu.Unlock()
+	a.Mapper.Refresh()
+}
+
+// Established reports whether a CustomResourceDefinition serves its kinds.
+func Established(crd *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]interface{})
+		if ok && m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// Delete deletes a recorded resource, only if it is still the object that was
+// recorded (UID precondition). It reports gone=true once the object no longer
+// exists or is a different object now; an object with finalizers may need
+// several calls. err is nil when the deletion was issued (or not needed).
+func (a *Applier) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, uid types.UID, policy metav1.DeletionPropagation) (gone bool, err error) {
+	ri := dynamic.ResourceInterface(a.Client.Resource(gvr))
+	if namespace != "" {
+		ri = a.Client.Resource(gvr).Namespace(namespace)
+	}
+	absent := func() (bool, bool, error) {
+		live, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, false, nil
+		}
+		if err != nil {
+			return false, false, err
+		}
+		if uid != "" && live.GetUID() != uid {
+			return true, false, nil
+		}
+		return false, live.GetDeletionTimestamp() != nil, nil
+	}
+	gone, deleting, err := absent()
+	if gone || err != nil {
+		return gone, err
+	}
+	if !deleting {
+		opts := metav1.DeleteOptions{PropagationPolicy: &policy}
+		if uid != "" {
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		err = ri.Delete(ctx, name, opts)
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			return true, nil
+		case err != nil:
+			return false, err
+		}
+	}
+	gone, _, err = absent()
+	return gone, err
+}
+
+// Release removes owner from a recorded resource's ownerReferences, leaving the
+// object on the cluster (orphaning it or handing it to its other owners).
+func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, uid types.UID, owner types.UID) error {
+	ri := dynamic.ResourceInterface(a.Client.Resource(gvr))
+	if namespace != "" {
+		ri = a.Client.Resource(gvr).Namespace(namespace)
+	}
+	live, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if uid != "" && live.GetUID() != uid {
+		return nil
+	}
+	refs := live.GetOwnerReferences()
+	kept := make([]interface{}, 0, len(refs))
+	found := false
+	for _, r := range refs {
+		if r.UID == owner {
+			found = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if !found {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"ownerReferences": kept, "resourceVersion": live.GetResourceVersion()},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = ri.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+func hasOwner(refs []metav1.OwnerReference, owner metav1.OwnerReference) bool {
+	if owner.UID == "" {
+		return true
+	}
+	for _, r := range refs {
+		if r.UID == owner.UID {
+			return true
+		}
+	}
+	return false
+}
+
+func withOwner(refs []metav1.OwnerReference, owner metav1.OwnerReference) []metav1.OwnerReference {
+	if owner.UID == "" || hasOwner(refs, owner) {
+		return refs
+	}
+	return append(append([]metav1.OwnerReference(nil), refs...), owner)
+}
+
+func mergeOwners(live, desired []metav1.OwnerReference) []metav1.OwnerReference {
+	out := append([]metav1.OwnerReference(nil), live...)
+	for _, d := range desired {
+		if !hasOwner(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func mergeMaps(live, desired map[string]string) map[string]string {
+	if len(live) == 0 && len(desired) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(live)+len(desired))
+	for k, v := range live {
+		out[k] = v
+	}
+	for k, v := range desired {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,316 @@
+package work
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"flotilla.dev/flotilla/klusterlet/work/applied"
+	"flotilla.dev/flotilla/klusterlet/work/apply"
+	"flotilla.dev/flotilla/klusterlet/work/status"
+)
+
+// retryFailed is how soon a work with a failing manifest is tried again (a CRD
+// may still be settling, a namespace may be about to appear).
+const retryFailed = 2 * time.Second
+
+var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+type reconciler struct {
+	hub         client.Client
+	spoke       client.Client
+	spokeReader client.Reader
+	applier     *apply.Applier
+	watcher     *watcher
+
+	clusterName, agentID, hubHash string
+	resync                        time.Duration
+
+	// written remembers the resourceVersion of each AppliedManifestWork this
+	// agent last wrote, so a lagging cache is noticed and bypassed.
+	mu      sync.Mutex
+	written map[string]string
+}
+
+// workForApplied maps an AppliedManifestWork event to its ManifestWork.
+func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManifestWork) []reconcile.Request {
+	if amw.Spec.HubHash != r.hubHash || amw.Spec.AgentID != r.agentID {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.clusterName, Name: amw.Spec.ManifestWorkName}}}
+}
+
+// Reconcile applies one ManifestWork: get, finalizer, record, apply, clean up
+// what left the work, write status only when it changed.
+func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	work := &workv1.ManifestWork{}
+	if err := r.hub.Get(ctx, req.NamespacedName, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := ctrl.LoggerFrom(ctx)
+	if work.DeletionTimestamp != nil {
+		return r.finalize(ctx, work)
+	}
+	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
+		controllerutil.AddFinalizer(work, workv1.ManifestWorkFinalizer)
+		if err := r.hub.Update(ctx, work); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	amw, err := r.ensureApplied(ctx, work.Name)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("record on the managed cluster: %w", err)
+	}
+	if amw.DeletionTimestamp != nil {
+		// Someone deleted the record on the managed cluster: clean up what it
+		// lists, let it go, and apply again from scratch on the next pass.
+		return r.releaseRecord(ctx, amw, work.Spec.DeleteOption)
+	}
+
+	results, outcome := r.applyAll(ctx, work, amw)
+	if err := r.record(ctx, amw, outcome, work.Spec.DeleteOption, log); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	st := status.Build(work.Status, results, work.Generation)
+	if !equality.Semantic.DeepEqual(st, work.Status) {
+		work.Status = st
+		if err := r.hub.Status().Update(ctx, work); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	next := r.resync
+	if outcome.failed && next > retryFailed {
+		next = retryFailed
+	}
+	return ctrl.Result{RequeueAfter: next}, nil
+}
+
+// ensureApplied returns the work's AppliedManifestWork, creating it first.
+func (r *reconciler) ensureApplied(ctx context.Context, workName string) (*workv1.AppliedManifestWork, error) {
+	name := applied.Name(r.hubHash, workName)
+	amw := &workv1.AppliedManifestWork{}
+	err := r.spoke.Get(ctx, client.ObjectKey{Name: name}, amw)
+	if err == nil {
+		r.mu.Lock()
+		last, ok := r.written[name]
+		r.mu.Unlock()
+		if !ok || last == amw.ResourceVersion {
+			return amw, nil
+		}
+		// The cache has not seen our last write yet: read the apiserver.
+		if err = r.spokeReader.Get(ctx, client.ObjectKey{Name: name}, amw); err == nil {
+			r.mu.Lock()
+			r.written[name] = amw.ResourceVersion
+			r.mu.Unlock()
+		}
+		return amw, err
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	amw = &workv1.AppliedManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{workv1.AppliedManifestWorkFinalizer}},
+		Spec:       workv1.AppliedManifestWorkSpec{HubHash: r.hubHash, AgentID: r.agentID, ManifestWorkName: workName},
+	}
+	err = r.spoke.Create(ctx, amw)
+	if apierrors.IsAlreadyExists(err) {
+		err = r.spokeReader.Get(ctx, client.ObjectKey{Name: name}, amw)
+	}
+	return amw, err
+}
+
+// outcome is what one pass applied, for the AppliedManifestWork record.
+type outcome struct {
+	applied []workv1.AppliedManifestResourceMeta
+	// keep are keys of manifests still in the work that were not applied this
+	// pass (failed): their earlier record stays.
+	keep map[applied.Key]bool
+	// readOnly are keys of ReadOnly manifests: never deleted, only released.
+	readOnly map[applied.Key]bool
+	// unresolved is set when a manifest could not be mapped to a resource: then
+	// nothing is cleaned up, since it might be one of the recorded resources.
+	unresolved bool
+	failed     bool
+}
+
+func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) ([]status.ManifestResult, outcome) {
+	manifests := work.Spec.Workload.Manifests
+	objs := make([]*unstructured.Unstructured, len(manifests))
+	decodeErrs := make([]error, len(manifests))
+	kinds := make([]schema.GroupKind, len(manifests))
+	for i, m := range manifests {
+		objs[i], decodeErrs[i] = decode(m)
+		if objs[i] != nil {
+			kinds[i] = objs[i].GroupVersionKind().GroupKind()
+		}
+	}
+	owner := metav1.OwnerReference{
+		APIVersion: workv1.GroupVersion.String(), Kind: "AppliedManifestWork", Name: amw.Name, UID: amw.UID,
+	}
+	results := make([]status.ManifestResult, len(manifests))
+	out := outcome{keep: map[applied.Key]bool{}, readOnly: map[applied.Key]bool{}}
+	for _, i := range apply.Order(kinds) {
+		res := &results[i]
+		res.Meta.Ordinal = int32(i)
+		if decodeErrs[i] != nil {
+			res.ApplyErr, res.AvailabilityMessage = decodeErrs[i], "The manifest could not be read"
+			out.unresolved, out.failed = true, true
+			continue
+		}
+		obj := objs[i]
+		gvk := obj.GroupVersionKind()
+		res.Meta.Group, res.Meta.Version, res.Meta.Kind = gvk.Group, gvk.Version, gvk.Kind
+		res.Meta.Name, res.Meta.Namespace = obj.GetName(), obj.GetNamespace()
+		t, err := r.applier.Resolve(obj)
+		res.Meta.Resource = t.GVR.Resource
+		if err != nil {
+			res.ApplyErr, res.AvailabilityMessage = err, "The manifest's kind is not served by the managed cluster"
+			out.unresolved, out.failed = true, true
+			continue
+		}
+		res.Meta.Namespace = t.Namespace
+		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
+		cfg := manifestConfig(work.Spec.ManifestConfigs, key)
+		var strategy *workv1.UpdateStrategy
+		if cfg != nil {
+			strategy = cfg.UpdateStrategy
+			res.HasFeedbackRules = len(cfg.FeedbackRules) > 0
+		}
+		res.ReadOnly = strategy != nil && strategy.Type == workv1.UpdateStrategyTypeReadOnly
+		if res.ReadOnly {
+			out.readOnly[key] = true
+		}
+
+		live, err := r.applier.Apply(ctx, t, obj, strategy, owner)
+		if err != nil {
+			res.ApplyErr = err
+			out.failed = true
+			out.keep[key] = true
+			if live, err = r.applier.Get(ctx, t); err != nil {
+				res.AvailabilityMessage = fmt.Sprintf("Reading the resource failed: %v", err)
+			}
+		}
+		switch {
+		case live != nil:
+			res.Availability = status.Exists
+		case res.AvailabilityMessage == "":
+			res.Availability = status.Missing
+		}
+		if live != nil && res.HasFeedbackRules {
+			res.Feedback, res.FeedbackErr = status.Feedback(live, cfg.FeedbackRules)
+		}
+		if res.ApplyErr == nil && !res.ReadOnly && live != nil {
+			r.watcher.Watch(t.GVR)
+			out.applied = append(out.applied, workv1.AppliedManifestResourceMeta{
+				ResourceIdentifier: workv1.ResourceIdentifier{Group: key.Group, Resource: key.Resource, Namespace: key.Namespace, Name: key.Name},
+				Version:            t.GVR.Version,
+				UID:                string(live.GetUID()),
+			})
+			if gvk.GroupKind() == crdGK && !apply.Established(live) {
+				r.applier.WaitEstablished(ctx, live, 5*time.Second)
+			}
+		}
+	}
+	return results, out
+}
+
+// record brings the AppliedManifestWork up to date: it deletes (or releases)
+// the resources of manifests that left the work, and records what is applied
+// now plus whatever could not be cleaned up yet.
+func (r *reconciler) record(ctx context.Context, amw *workv1.AppliedManifestWork, o outcome, opt *workv1.DeleteOption, log logr.Logger) error {
+	prev := amw.Status.AppliedResources
+	var kept []workv1.AppliedManifestResourceMeta
+	for _, p := range prev {
+		if o.keep[applied.KeyOf(p)] {
+			kept = append(kept, p)
+		}
+	}
+	cur := applied.Merge(o.applied, kept)
+	var pending []workv1.AppliedManifestResourceMeta
+	if o.unresolved {
+		pending = prev
+	} else if stale := applied.Stale(prev, cur); len(stale) > 0 {
+		all := &workv1.AppliedManifestWorkList{}
+		if err := r.spoke.List(ctx, all); err != nil {
+			return err
+		}
+		for _, s := range stale {
+			if err := r.removeStale(ctx, amw, s, opt, o.readOnly[applied.KeyOf(s)], all.Items); err != nil {
+				log.Info("could not remove a resource that left the work; will retry", "resource", s, "error", err.Error())
+				pending = append(pending, s)
+			}
+		}
+	}
+	next := applied.Merge(cur, pending)
+	if equality.Semantic.DeepEqual(next, prev) {
+		return nil
+	}
+	amw.Status.AppliedResources = next
+	if err := r.spoke.Status().Update(ctx, amw); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.written[amw.Name] = amw.ResourceVersion
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *reconciler) removeStale(ctx context.Context, amw *workv1.AppliedManifestWork, s workv1.AppliedManifestResourceMeta, opt *workv1.DeleteOption, readOnly bool, all []workv1.AppliedManifestWork) error {
+	gvr := schema.GroupVersionResource{Group: s.Group, Version: s.Version, Resource: s.Resource}
+	if readOnly || applied.Orphaned(s, opt) || applied.OwnedElsewhere(s, amw.Name, all) {
+		return r.applier.Release(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), amw.UID)
+	}
+	_, err := r.applier.Delete(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), metav1.DeletePropagationBackground)
+	return err
+}
+
+func decode(m workv1.Manifest) (*unstructured.Unstructured, error) {
+	raw := m.Raw
+	if len(raw) == 0 && m.Object != nil {
+		var err error
+		if raw, err = json.Marshal(m.Object); err != nil {
+			return nil, err
+		}
+	}
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("the manifest is not a JSON object: %w", err)
+	}
+	switch {
+	case u.GetAPIVersion() == "" || u.GetKind() == "":
+		return nil, fmt.Errorf("the manifest has no apiVersion or kind")
+	case u.GetName() == "":
+		return nil, fmt.Errorf("the %s manifest has no metadata.name", u.GetKind())
+	}
+	return u, nil
+}
+
+// manifestConfig finds the manifestConfigs entry for a resource; "*" in the
+// identifier's name or namespace matches any.
+func manifestConfig(cfgs []workv1.ManifestConfigOption, k applied.Key) *workv1.ManifestConfigOption {
+	for i := range cfgs {
+		id := cfgs[i].ResourceIdentifier
+		if id.Group == k.Group && id.Resource == k.Resource && match(id.Name, k.Name) && match(id.Namespace, k.Namespace) {
+			return &cfgs[i]
+		}
+	}
+	return nil
+}
+
+func match(pattern, value string) bool { return pattern == "*" || pattern == value }

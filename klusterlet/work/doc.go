@@ -1,0 +1,25 @@
+// Package work is the work agent of the klusterlet: it applies the ManifestWorks
+// of its cluster's hub namespace to the managed cluster and reports their status
+// back to the hub.
+//
+// Resources and what the agent owns on them:
+//
+//   - ManifestWork (hub, namespace = cluster name): the finalizer
+//     cluster.open-cluster-management.io/manifest-work-cleanup, added before
+//     anything is applied and removed once the work's resources are deleted (or
+//     orphaned); the whole status: per-manifest conditions Applied, Available,
+//     StatusFeedbackSynced with feedback values, work-level Applied and
+//     Available (see package status for the reasons).
+//   - AppliedManifestWork (managed cluster, cluster-scoped, named
+//     <hubHash>-<workName>): created per ManifestWork with the finalizer
+//     cluster.open-cluster-management.io/applied-manifest-work-cleanup; its
+//     status.appliedResources records every applied resource with its UID.
+//   - The applied resources: each carries an owner reference to its
+//     AppliedManifestWork.
+//
+// Two loops run: the ManifestWork reconciler (controller.go, finalize.go),
+// driven by the hub informer, by changes to applied resources on the managed
+// cluster (watch.go) and by a periodic re-check every StatusSyncInterval; and
+// the evictor (eviction.go), which removes AppliedManifestWorks whose
+// ManifestWork is gone once the grace period has passed.
+package work

@@ -1,0 +1,106 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"flotilla.dev/flotilla/klusterlet/work/applied"
+	"flotilla.dev/flotilla/klusterlet/work/apply"
+)
+
+// waitCleanup is how soon a deletion that is still in progress is checked again
+// (deletions also wake the work up through the watch on applied resources).
+const waitCleanup = time.Second
+
+// finalize handles a ManifestWork being deleted: its resources are deleted (or
+// kept, per spec.deleteOption), then its AppliedManifestWork, then the
+// finalizer is dropped so the hub can let the work go.
+func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	name := applied.Name(r.hubHash, work.Name)
+	amw := &workv1.AppliedManifestWork{}
+	err := r.spokeReader.Get(ctx, client.ObjectKey{Name: name}, amw)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return ctrl.Result{}, err
+	default:
+		done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
+		if err != nil || !done {
+			return ctrl.Result{RequeueAfter: waitCleanup}, err
+		}
+		if err := dropRecord(ctx, r.spoke, amw); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	controllerutil.RemoveFinalizer(work, workv1.ManifestWorkFinalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.hub.Update(ctx, work))
+}
+
+// releaseRecord finishes the deletion of an AppliedManifestWork someone deleted
+// while its ManifestWork still exists.
+func (r *reconciler) releaseRecord(ctx context.Context, amw *workv1.AppliedManifestWork, opt *workv1.DeleteOption) (ctrl.Result, error) {
+	done, err := cleanup(ctx, r.spoke, r.applier, amw, opt)
+	if err != nil || !done {
+		return ctrl.Result{RequeueAfter: waitCleanup}, err
+	}
+	if err := dropRecord(ctx, r.spoke, amw); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: waitCleanup}, nil
+}
+
+// cleanup deletes the resources an AppliedManifestWork records and waits until
+// they are gone, except those opt orphans and those another
+// AppliedManifestWork also records, which only lose this owner reference. It
+// reports done when nothing is left to wait for.
+func cleanup(ctx context.Context, spoke client.Client, a *apply.Applier, amw *workv1.AppliedManifestWork, opt *workv1.DeleteOption) (bool, error) {
+	all := &workv1.AppliedManifestWorkList{}
+	if err := spoke.List(ctx, all); err != nil {
+		return false, err
+	}
+	done := true
+	var firstErr error
+	for _, res := range amw.Status.AppliedResources {
+		gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Resource}
+		if applied.Orphaned(res, opt) || applied.OwnedElsewhere(res, amw.Name, all.Items) {
+			if err := a.Release(ctx, gvr, res.Namespace, res.Name, types.UID(res.UID), amw.UID); err != nil {
+				done = false
+				if firstErr == nil {
+					firstErr = fmt.Errorf("release %s %s/%s: %w", res.Resource, res.Namespace, res.Name, err)
+				}
+			}
+			continue
+		}
+		gone, err := a.Delete(ctx, gvr, res.Namespace, res.Name, types.UID(res.UID), metav1.DeletePropagationBackground)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("delete %s %s/%s: %w", res.Resource, res.Namespace, res.Name, err)
+		}
+		if err != nil || !gone {
+			done = false
+		}
+	}
+	return done, firstErr
+}
+
+// dropRecord removes the finalizer from an AppliedManifestWork and deletes it.
+func dropRecord(ctx context.Context, spoke client.Client, amw *workv1.AppliedManifestWork) error {
+	if controllerutil.RemoveFinalizer(amw, workv1.AppliedManifestWorkFinalizer) {
+		if err := spoke.Update(ctx, amw); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return client.IgnoreNotFound(spoke.Delete(ctx, amw))
+}

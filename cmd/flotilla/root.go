@@ -38,6 +38,7 @@ func newRootCommand() *cobra.Command {
 	// One constructor per verb or noun, each in its own file.
 	root.AddCommand(
 		newDevCommand(),
+		newPolicyCommand(),
 		newGetCommand(),
 		newCreateCommand(),
 		newDeleteCommand(),

@@ -19,7 +19,7 @@ func Diff(name string, live, merged map[string]any) string {
 		return ""
 	}
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		A: lines(a), B: lines(b),
 		FromFile: name + " : existing", ToFile: name + " : updated", Context: 1,
 	})
 	if err != nil {
@@ -44,4 +44,13 @@ func diffable(obj map[string]any) string {
 		return ""
 	}
 	return string(out)
+}
+
+// lines splits text after each newline, without difflib's extra empty line.
+func lines(text string) []string {
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	out := strings.SplitAfter(text, "\n")
+	return out[:len(out)-1]
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"flotilla.dev/flotilla/policy/configpolicy/dryrun"
+)
+
+func newPolicyDryrunCommand() *cobra.Command {
+	opts := dryrun.Options{}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "dryrun -f POLICY.yaml [--from DIR|FILE]...",
+		Short: "Evaluate ConfigurationPolicies against objects in YAML files, with no cluster",
+		Long: `Evaluates the ConfigurationPolicies in POLICY.yaml (also those wrapped in an OCM
+Policy's spec.policy-templates) against the objects read from --from files and
+folders, as the engine would on a cluster. Prints each template's compliance and
+message, the related objects, and what enforce would create, update or delete.
+
+Exit code: 0 Compliant, 2 NonCompliant, 1 error.`,
+		Example: `  flotilla policy dryrun -f policy-namespace.yaml --from cluster-dump/
+  kubectl get ns -o yaml | flotilla policy dryrun -f policy.yaml --from -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Stdin = cmd.InOrStdin()
+			rep, err := dryrun.Run(opts)
+			if err != nil {
+				return &exitError{code: dryrun.ExitError, err: err}
+			}
+			if err := dryrun.Print(cmd.OutOrStdout(), rep, output); err != nil {
+				return err
+			}
+			if code := dryrun.ExitCode(rep, nil); code != dryrun.ExitCompliant {
+				nc := 0
+				for _, p := range rep.Policies {
+					if p.Status.ComplianceState != "Compliant" {
+						nc++
+					}
+				}
+				return &exitError{code: code, err: fmt.Errorf("%d of %d ConfigurationPolicies are NonCompliant", nc, len(rep.Policies))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&opts.PolicyFile, "filename", "f", "", "file holding the policies (- for standard input)")
+	cmd.Flags().StringSliceVar(&opts.From, "from", nil, "files or folders (searched recursively for *.yaml, *.yml, *.json) holding the cluster's objects; repeatable")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text, yaml or json")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}

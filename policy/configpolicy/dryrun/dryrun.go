@@ -1,0 +1,125 @@
+package dryrun
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
+)
+
+// Options for Run.
+type Options struct {
+	// PolicyFile is the file holding the policies ("-" for standard input). Required.
+	PolicyFile string
+	// From are the files and folders holding the cluster's objects. Default:
+	// none (an empty cluster).
+	From []string
+	// Stdin is read for "-". Default: nothing.
+	Stdin io.Reader
+	// Now is the evaluation time written to lastEvaluated. Default: time.Now.
+	Now func() time.Time
+}
+
+// Report is the outcome of a dry run.
+type Report struct {
+	Policies []PolicyReport `json:"policies"`
+}
+
+// Compliant is true when every policy is Compliant.
+func (r *Report) Compliant() bool {
+	for _, p := range r.Policies {
+		if p.Status.ComplianceState != policyv1.Compliant {
+			return false
+		}
+	}
+	return true
+}
+
+// PolicyReport is one policy's evaluation.
+type PolicyReport struct {
+	Name              string                             `json:"name"`
+	Namespace         string                             `json:"namespace,omitempty"`
+	RemediationAction policyv1.RemediationAction         `json:"remediationAction"`
+	Status            policyv1.ConfigurationPolicyStatus `json:"status"`
+	// Message is the compliance event text ("NonCompliant; violation - ...").
+	Message string `json:"message"`
+	// Actions are what enforce would do.
+	Actions []Action `json:"enforceActions,omitempty"`
+
+	result *evaluate.Result
+}
+
+// Action is one change enforce would make.
+type Action struct {
+	Verb       evaluate.Verb  `json:"verb"`
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Namespace  string         `json:"namespace,omitempty"`
+	Name       string         `json:"name"`
+	Mismatches []string       `json:"mismatches,omitempty"`
+	Diff       string         `json:"diff,omitempty"`
+	Object     map[string]any `json:"object,omitempty"`
+}
+
+// Run reads the policies and objects and evaluates every policy.
+func Run(opts Options) (*Report, error) {
+	if opts.PolicyFile == "" {
+		return nil, fmt.Errorf("no policy file: pass -f policy.yaml")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	policies, err := ReadPolicies(opts.Stdin, opts.PolicyFile)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := ReadObjects(opts.Stdin, opts.From...)
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := evaluate.NewObjects(objs...)
+	if err != nil {
+		return nil, fmt.Errorf("objects: %w", err)
+	}
+	rep := &Report{}
+	for _, p := range policies {
+		res := evaluate.Policy(p, cluster)
+		pr := PolicyReport{
+			Name: p.Name, Namespace: p.Namespace, RemediationAction: p.Spec.RemediationAction,
+			Status: res.Status(nil, opts.Now()), Message: res.EventMessage(), result: res,
+		}
+		for _, f := range res.Actions() {
+			a := Action{
+				Verb: f.Action, APIVersion: f.Mapping.GVK.GroupVersion().String(), Kind: f.Mapping.GVK.Kind,
+				Namespace: f.Namespace, Name: f.Name, Mismatches: f.Mismatches, Diff: f.Diff,
+			}
+			if f.Action == evaluate.Create {
+				a.Object = f.Desired.Object
+			}
+			pr.Actions = append(pr.Actions, a)
+		}
+		rep.Policies = append(rep.Policies, pr)
+	}
+	return rep, nil
+}
+
+// Exit codes of `flotilla policy dryrun`.
+const (
+	ExitCompliant    = 0
+	ExitError        = 1
+	ExitNonCompliant = 2
+)
+
+// ExitCode maps a dry run's outcome to its exit code.
+func ExitCode(rep *Report, err error) int {
+	switch {
+	case err != nil:
+		return ExitError
+	case rep.Compliant():
+		return ExitCompliant
+	default:
+		return ExitNonCompliant
+	}
+}

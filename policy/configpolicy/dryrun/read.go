@@ -1,0 +1,177 @@
+package dryrun
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+)
+
+// readDocuments decodes every YAML or JSON document of data; `kind: List`
+// documents are flattened into their items. Empty documents are skipped.
+func readDocuments(name string, data []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var out []*unstructured.Unstructured
+	for i := 1; ; i++ {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", name, i, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s: document %d: has no apiVersion or kind", name, i)
+		}
+		if strings.HasSuffix(u.GetKind(), "List") {
+			if items, ok := m["items"].([]any); ok {
+				for j, it := range items {
+					im, ok := it.(map[string]any)
+					if !ok {
+						return nil, fmt.Errorf("%s: document %d: items[%d] is not an object", name, i, j)
+					}
+					out = append(out, &unstructured.Unstructured{Object: im})
+				}
+				continue
+			}
+		}
+		out = append(out, u)
+	}
+}
+
+// ReadObjects reads the objects in paths: files, or folders searched
+// recursively for *.yaml, *.yml and *.json. "-" reads standard input.
+func ReadObjects(stdin io.Reader, paths ...string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, p := range paths {
+		files, err := expand(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			data, err := readFile(stdin, f)
+			if err != nil {
+				return nil, err
+			}
+			objs, err := readDocuments(f, data)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
+}
+
+func readFile(stdin io.Reader, name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(name)
+}
+
+func expand(p string) ([]string, error) {
+	if p == "-" {
+		return []string{p}, nil
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// ReadPolicies reads the ConfigurationPolicies of a file: top-level ones and
+// those inside OCM Policies' spec.policy-templates (a Policy's
+// remediationAction, when set, overrides theirs, as on a cluster). Other
+// kinds are ignored. A file without any ConfigurationPolicy is an error.
+func ReadPolicies(stdin io.Reader, path string) ([]*policyv1.ConfigurationPolicy, error) {
+	data, err := readFile(stdin, path)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := readDocuments(path, data)
+	if err != nil {
+		return nil, err
+	}
+	var out []*policyv1.ConfigurationPolicy
+	for _, d := range docs {
+		switch {
+		case d.GetKind() == "ConfigurationPolicy":
+			p, err := toPolicy(d.Object)
+			if err != nil {
+				return nil, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
+			}
+			out = append(out, p)
+		case d.GetKind() == "Policy" && d.GroupVersionKind().Group == policyv1.GroupName:
+			action, _, _ := unstructured.NestedString(d.Object, "spec", "remediationAction")
+			templates, _, _ := unstructured.NestedSlice(d.Object, "spec", "policy-templates")
+			for j, t := range templates {
+				tm, _ := t.(map[string]any)
+				def, _ := tm["objectDefinition"].(map[string]any)
+				if def == nil || def["kind"] != "ConfigurationPolicy" {
+					continue
+				}
+				p, err := toPolicy(def)
+				if err != nil {
+					return nil, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
+				}
+				if action != "" {
+					p.Spec.RemediationAction = policyv1.RemediationAction(action)
+				}
+				if p.Namespace == "" {
+					p.Namespace = d.GetNamespace()
+				}
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no ConfigurationPolicy (directly or in a Policy's policy-templates)", path)
+	}
+	return out, nil
+}
+
+func toPolicy(obj map[string]any) (*policyv1.ConfigurationPolicy, error) {
+	p := &policyv1.ConfigurationPolicy{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, p); err != nil {
+		return nil, err
+	}
+	if p.Spec.RemediationAction == "" {
+		p.Spec.RemediationAction = "inform"
+	}
+	return p, nil
+}

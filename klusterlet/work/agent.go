@@ -188,4 +188,3 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	}
 	return mgr, nil
 }
-

@@ -1,0 +1,55 @@
+package klusterlet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/klusterlet/work"
+)
+
+// Options configures the klusterlet. Every field documents its default.
+type Options struct {
+	// Registration configures joining the hub; its ClusterName and SpokeConfig are required.
+	Registration registration.Options
+	// WorkStatusSyncInterval is passed to the work agent. Default: the work agent's (10s).
+	WorkStatusSyncInterval time.Duration
+	// AppliedWorkEvictionGracePeriod is passed to the work agent. Default: the work agent's (60m).
+	AppliedWorkEvictionGracePeriod time.Duration
+	// DisableWork runs registration only (benchmarks, tests of registration alone). Default false.
+	DisableWork bool
+}
+
+// Run runs the registration agent and, once joined, the work agent until ctx
+// ends or one of them fails.
+func Run(ctx context.Context, opts Options) error {
+	agent, err := registration.New(opts.Registration)
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return agent.Run(ctx) })
+	if !opts.DisableWork {
+		g.Go(func() error {
+			hubConfig, agentName, err := agent.WaitJoined(ctx)
+			if err != nil {
+				return nil // stopped before joining
+			}
+			if err := work.Run(ctx, work.Options{
+				HubConfig:                      hubConfig,
+				SpokeConfig:                    opts.Registration.SpokeConfig,
+				ClusterName:                    opts.Registration.ClusterName,
+				AgentID:                        agentName,
+				StatusSyncInterval:             opts.WorkStatusSyncInterval,
+				AppliedWorkEvictionGracePeriod: opts.AppliedWorkEvictionGracePeriod,
+			}); err != nil {
+				return fmt.Errorf("work agent: %w", err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}

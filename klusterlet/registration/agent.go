@@ -1,0 +1,265 @@
+package registration
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+)
+
+// Agent is one registration agent. Create it with New and start it with Run.
+type Agent struct {
+	opts      Options
+	spoke     kubernetes.Interface
+	clusterID string
+	log       klog.Logger
+
+	mu        sync.Mutex
+	agentName string
+	hubConfig *rest.Config
+	joined    chan struct{}
+}
+
+// New validates opts and connects to the managed cluster.
+func New(opts Options) (*Agent, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	if opts.HubKubeconfigDir == "" {
+		dir, err := os.MkdirTemp("", "flotilla-hub-kubeconfig-")
+		if err != nil {
+			return nil, err
+		}
+		opts.HubKubeconfigDir = dir
+	}
+	spoke, err := kubernetes.NewForConfig(opts.SpokeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("managed cluster client: %w", err)
+	}
+	return &Agent{opts: opts, spoke: spoke, joined: make(chan struct{}),
+		log: klog.Background().WithValues("cluster", opts.ClusterName)}, nil
+}
+
+// WaitJoined blocks until the agent holds a hub credential and returns a
+// rest.Config reading it from files (rotations are picked up by client-go), and
+// the agent name.
+func (a *Agent) WaitJoined(ctx context.Context) (*rest.Config, string, error) {
+	select {
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	case <-a.joined:
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return rest.CopyConfig(a.hubConfig), a.agentName, nil
+}
+
+func (a *Agent) publish(cfg *rest.Config) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	first := a.hubConfig == nil
+	a.hubConfig = cfg
+	if first {
+		close(a.joined)
+	}
+}
+
+func (a *Agent) subject() pkix.Name { return Subject(a.opts.ClusterName, a.agentName) }
+
+// errRebootstrap says the hub credential no longer works.
+var errRebootstrap = errors.New("hub credential no longer works; falling back to the bootstrap kubeconfig")
+
+// Run joins the cluster and keeps it joined until ctx ends.
+func (a *Agent) Run(ctx context.Context) error {
+	for {
+		err := a.cycle(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			continue // the certificate was rotated: carry on with the new one
+		}
+		a.log.Error(err, "registration")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(a.opts.RetryInterval):
+		}
+	}
+}
+
+// cycle: load or obtain a credential, then stay joined until it fails or is
+// rotated (nil error).
+func (a *Agent) cycle(ctx context.Context) error {
+	if a.clusterID == "" {
+		ns, err := a.spoke.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("read the managed cluster's kube-system namespace: %w", err)
+		}
+		a.clusterID = string(ns.UID)
+	}
+	sec, err := a.loadSecret(ctx)
+	if err != nil {
+		return err
+	}
+	if a.agentName == "" {
+		a.agentName = a.opts.AgentName
+	}
+	if a.agentName == "" && string(sec.Data[KeyClusterName]) == a.opts.ClusterName {
+		a.agentName = string(sec.Data[KeyAgentName])
+	}
+	if a.agentName == "" {
+		a.agentName = randomName()
+	}
+	data := sec.Data
+	if !a.usable(data) {
+		a.log.Info("no usable hub credential; bootstrapping", "agent", a.agentName)
+		if data, err = a.bootstrap(ctx); err != nil {
+			return err
+		}
+	}
+	cfg, err := configFromData(data)
+	if err != nil {
+		return err
+	}
+	if ok, err := a.works(ctx, cfg); err != nil {
+		return err
+	} else if !ok {
+		a.log.Info("stored hub credential is rejected by the hub; bootstrapping")
+		if err := a.forgetCredential(ctx); err != nil {
+			return err
+		}
+		return errRebootstrap
+	}
+	fileCfg, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data)
+	if err != nil {
+		return err
+	}
+	a.publish(fileCfg)
+	err = a.stayJoined(ctx, cfg)
+	if errors.Is(err, errRebootstrap) {
+		if ferr := a.forgetCredential(ctx); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// usable: the secret holds a certificate for this cluster and agent that is
+// valid now.
+func (a *Agent) usable(data map[string][]byte) bool {
+	return string(data[KeyClusterName]) == a.opts.ClusterName && len(data[KeyKubeconfig]) > 0 && len(data[KeyKey]) > 0 &&
+		validFor(data[KeyCert], a.subject(), time.Now())
+}
+
+// works asks the hub who this credential is. A rejected or unverifiable
+// credential (expired, revoked CA, changed hub CA) gives false; an unreachable
+// hub gives an error (try again later, keep the credential).
+func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
+	cs, err := kubernetes.NewForConfig(withTimeout(cfg))
+	if err != nil {
+		return false, err
+	}
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authSelfReview, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return review.Status.UserInfo.Username == a.subject().CommonName, nil
+	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err), isCertificateError(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("reach the hub: %w", err)
+	}
+}
+
+func withTimeout(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 15 * time.Second
+	return c
+}
+
+func (a *Agent) loadSecret(ctx context.Context) (*corev1.Secret, error) {
+	sec, err := a.spoke.CoreV1().Secrets(a.opts.AgentNamespace).Get(ctx, HubKubeconfigSecret, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: HubKubeconfigSecret, Namespace: a.opts.AgentNamespace}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read secret %s/%s on the managed cluster: %w", a.opts.AgentNamespace, HubKubeconfigSecret, err)
+	}
+	return sec, nil
+}
+
+// saveSecret merges data into hub-kubeconfig-secret (nil values delete keys).
+func (a *Agent) saveSecret(ctx context.Context, data map[string][]byte) error {
+	for attempt := 0; ; attempt++ {
+		sec, err := a.loadSecret(ctx)
+		if err != nil {
+			return err
+		}
+		if sec.Data == nil {
+			sec.Data = map[string][]byte{}
+		}
+		for k, v := range data {
+			if v == nil {
+				delete(sec.Data, k)
+			} else {
+				sec.Data[k] = v
+			}
+		}
+		sec.Data[KeyClusterName] = []byte(a.opts.ClusterName)
+		sec.Data[KeyAgentName] = []byte(a.agentName)
+		secrets := a.spoke.CoreV1().Secrets(a.opts.AgentNamespace)
+		if sec.ResourceVersion == "" {
+			_, err = secrets.Create(ctx, sec, metav1.CreateOptions{})
+		} else {
+			_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		}
+		if (apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("write secret %s/%s on the managed cluster: %w", a.opts.AgentNamespace, HubKubeconfigSecret, err)
+		}
+		return nil
+	}
+}
+
+// forgetCredential drops the certificate (keeping agent name) so the next cycle bootstraps.
+func (a *Agent) forgetCredential(ctx context.Context) error {
+	return a.saveSecret(ctx, map[string][]byte{KeyCert: nil, KeyKey: nil, KeyKubeconfig: nil})
+}
+
+// bootstrapConfig reads the bootstrap kubeconfig (option, else the secret).
+func (a *Agent) bootstrapConfig(ctx context.Context) (*rest.Config, []byte, error) {
+	kc := a.opts.BootstrapKubeconfig
+	if len(kc) == 0 {
+		sec, err := a.spoke.CoreV1().Secrets(a.opts.AgentNamespace).Get(ctx, BootstrapKubeconfigSecret, metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("read bootstrap kubeconfig secret %s/%s on the managed cluster (run `flotilla join` first): %w", a.opts.AgentNamespace, BootstrapKubeconfigSecret, err)
+		}
+		kc = sec.Data["kubeconfig"]
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap kubeconfig: %w", err)
+	}
+	return cfg, kc, nil
+}
+
+func randomName() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

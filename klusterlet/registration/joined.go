@@ -1,0 +1,202 @@
+package registration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+)
+
+// Condition types and reasons the agent writes (OCM's names).
+const (
+	ConditionCertificateRotated = "ClusterCertificateRotated"
+	ReasonCertificateUpdated    = "ClientCertificateUpdated"
+	ReasonCertificateFailed     = "ClientCertificateUpdateFailed"
+	ReasonJoined                = "ManagedClusterJoined"
+	ReasonAvailable             = "ManagedClusterAvailable"
+	ReasonAPIServerUnavailable  = "ManagedClusterKubeAPIServerUnavailable"
+	LeaseName                   = "managed-cluster-lease"
+)
+
+// hubClients are the clients of one hub credential.
+type hubClients struct {
+	kube     kubernetes.Interface
+	clusters clusterclient.Interface
+}
+
+func newHubClients(cfg *rest.Config) (*hubClients, error) {
+	cfg = withTimeout(cfg)
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := clusterclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &hubClients{kube: kube, clusters: clusters}, nil
+}
+
+// stayJoined renews the lease, reports status and rotates the certificate until
+// ctx ends or the credential stops working (errRebootstrap).
+func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
+	hub, err := newHubClients(cfg)
+	if err != nil {
+		return err
+	}
+	a.log.Info("joined the hub", "agent", a.agentName)
+	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
+	leaseTick := time.NewTimer(0)
+	statusTick := time.NewTimer(0)
+	defer leaseTick.Stop()
+	defer statusTick.Stop()
+	due, err := a.rotationDue(ctx)
+	if err != nil {
+		return err
+	}
+	rotate := time.NewTimer(time.Until(due))
+	defer rotate.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-leaseTick.C:
+			err = a.renewLease(ctx, hub, lease)
+			leaseTick.Reset(lease)
+		case <-statusTick.C:
+			var d time.Duration
+			d, err = a.syncStatus(ctx, hub)
+			if d > 0 && d != lease {
+				lease = d
+			}
+			statusTick.Reset(a.opts.StatusSyncInterval)
+		case <-rotate.C:
+			err = a.rotate(ctx, cfg, hub)
+			if err == nil {
+				return nil // cycle again with the new certificate
+			}
+			rotate.Reset(a.opts.RetryInterval)
+		}
+		if err != nil {
+			if ok, werr := a.works(ctx, cfg); werr == nil && !ok {
+				return errRebootstrap
+			}
+			a.log.Error(err, "while joined")
+		}
+	}
+}
+
+// rotationDue reads the current certificate from the secret and returns when to renew it.
+func (a *Agent) rotationDue(ctx context.Context) (time.Time, error) {
+	sec, err := a.loadSecret(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	cert, err := parseCert(sec.Data[KeyCert])
+	if err != nil {
+		return time.Time{}, errRebootstrap
+	}
+	return RotationDue(cert, a.opts.RotationFraction), nil
+}
+
+// rotate renews the certificate with the current credential (a renewal CSR the
+// hub approves automatically) and records the outcome on the ManagedCluster.
+func (a *Agent) rotate(ctx context.Context, cfg *rest.Config, hub *hubClients) error {
+	server, ca := cfg.Host, cfg.CAData
+	a.log.Info("rotating the hub client certificate")
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	data, rerr := a.requestCertificate(rctx, withTimeout(cfg), server, ca)
+	cond := metav1.Condition{Type: ConditionCertificateRotated, Status: metav1.ConditionTrue, Reason: ReasonCertificateUpdated,
+		Message: "Client certificate rotated"}
+	if rerr != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonCertificateFailed, "Client certificate rotation failed: "+rerr.Error()
+	} else if _, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
+		return err
+	}
+	if err := a.updateStatus(ctx, hub, func(st *clusterv1.ManagedClusterStatus) {
+		meta.SetStatusCondition(&st.Conditions, cond)
+	}); err != nil {
+		a.log.Error(err, "record certificate rotation")
+	}
+	return rerr
+}
+
+func (a *Agent) renewLease(ctx context.Context, hub *hubClients, duration time.Duration) error {
+	leases := hub.kube.CoordinationV1().Leases(a.opts.ClusterName)
+	now := metav1.NowMicro()
+	secs := int32(duration / time.Second)
+	holder := a.subject().CommonName
+	l, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: LeaseName, Namespace: a.opts.ClusterName},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &now},
+		}, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("renew lease: %w", err)
+	}
+	l.Spec.RenewTime, l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &now, &holder, &secs
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	return err
+}
+
+// syncStatus reports Joined, Available, version, resources and claims. It
+// returns the cluster's lease duration from its spec.
+func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration, error) {
+	facts := a.observe(ctx)
+	var lease time.Duration
+	err := a.updateStatus(ctx, hub, func(st *clusterv1.ManagedClusterStatus) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionJoined,
+			Status: metav1.ConditionTrue, Reason: ReasonJoined, Message: "Managed cluster joined"})
+		meta.SetStatusCondition(&st.Conditions, facts.available)
+		if facts.version != "" {
+			st.Version.Kubernetes = facts.version
+		}
+		if facts.capacity != nil {
+			st.Capacity, st.Allocatable = facts.capacity, facts.allocatable
+		}
+		if facts.claimsKnown {
+			st.ClusterClaims = facts.claims
+		}
+	}, func(mc *clusterv1.ManagedCluster) {
+		if mc.Spec.LeaseDurationSeconds > 0 {
+			lease = time.Duration(mc.Spec.LeaseDurationSeconds) * time.Second
+		}
+	})
+	return lease, err
+}
+
+// updateStatus applies mutate to the ManagedCluster status and writes it when it
+// changed; seen (optional) observes the fresh object.
+func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*clusterv1.ManagedClusterStatus), seen ...func(*clusterv1.ManagedCluster)) error {
+	api := hub.clusters.ClusterV1().ManagedClusters()
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mc, err := api.Get(ctx, a.opts.ClusterName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, f := range seen {
+			f(mc)
+		}
+		before := mc.Status.DeepCopy()
+		mutate(&mc.Status)
+		if equality.Semantic.DeepEqual(before, &mc.Status) {
+			return nil
+		}
+		_, err = api.UpdateStatus(ctx, mc, metav1.UpdateOptions{})
+		return err
+	})
+}

@@ -1,0 +1,84 @@
+package registration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// HubKubeconfig builds the kubeconfig stored in hub-kubeconfig-secret: the hub
+// server and CA, and a client certificate read from the files tls.crt and tls.key
+// next to the kubeconfig (so rotation only rewrites those files).
+func HubKubeconfig(server string, caPEM []byte) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	kc.AuthInfos["agent"] = &clientcmdapi.AuthInfo{ClientCertificate: KeyCert, ClientKey: KeyKey}
+	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "agent"}
+	kc.CurrentContext = "hub"
+	return clientcmd.Write(*kc)
+}
+
+// BootstrapKubeconfig builds a bootstrap kubeconfig: hub server, CA and token.
+func BootstrapKubeconfig(server string, caPEM []byte, token string) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	kc.AuthInfos["bootstrap"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "bootstrap"}
+	kc.CurrentContext = "hub"
+	return clientcmd.Write(*kc)
+}
+
+// hubServer returns the server URL and CA of a kubeconfig.
+func hubServer(kubeconfig []byte) (string, []byte, error) {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		return "", nil, err
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", nil, err
+		}
+	}
+	return cfg.Host, ca, nil
+}
+
+// writeCredentialFiles writes kubeconfig, tls.crt and tls.key into dir, each
+// through a rename so a reader never sees half a file, and returns a rest.Config
+// reading the certificate from the files (client-go reloads them on change).
+func writeCredentialFiles(dir string, data map[string][]byte) (*rest.Config, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	// Key first, then certificate: a reload between the two sees a mismatched
+	// pair and keeps the old one rather than a broken one.
+	for _, name := range []string{KeyKey, KeyCert, KeyKubeconfig} {
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, data[name], 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, KeyKubeconfig))
+	if err != nil {
+		return nil, fmt.Errorf("hub kubeconfig in %s: %w", dir, err)
+	}
+	return cfg, nil
+}
+
+// configFromData builds an in-memory rest.Config from hub-kubeconfig-secret
+// data. The agent's own clients use it: a new certificate means a new transport
+// at once, instead of client-go's periodic file reload.
+func configFromData(data map[string][]byte) (*rest.Config, error) {
+	server, ca, err := hubServer(data[KeyKubeconfig])
+	if err != nil {
+		return nil, fmt.Errorf("stored hub kubeconfig: %w", err)
+	}
+	return &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: data[KeyCert], KeyData: data[KeyKey]}}, nil
+}

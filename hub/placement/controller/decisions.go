@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling"
+)
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }
+
+// currentDecisions lists the PlacementDecisions of p, from the cache.
+func (r *Reconciler) currentDecisions(ctx context.Context, p *clusterv1beta1.Placement) ([]clusterv1beta1.PlacementDecision, error) {
+	var list clusterv1beta1.PlacementDecisionList
+	err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: p.Name})
+	return list.Items, err
+}
+
+// writeDecisions makes the PlacementDecisions of p equal pages: it creates missing
+// ones, updates those whose labels or decisions differ, and deletes the rest. It
+// writes nothing when they already match.
+func (r *Reconciler) writeDecisions(ctx context.Context, p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision, pages []scheduling.Page) error {
+	byName := map[string]*clusterv1beta1.PlacementDecision{}
+	for i := range current {
+		byName[current[i].Name] = &current[i]
+	}
+	for _, pg := range pages {
+		d, ok := byName[pg.Name]
+		delete(byName, pg.Name)
+		if !ok {
+			d = &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: pg.Name, Namespace: p.Namespace, Labels: pg.Labels}}
+			if err := controllerutil.SetControllerReference(p, d, r.Scheme()); err != nil {
+				return err
+			}
+			if err := r.Create(ctx, d); err != nil {
+				return fmt.Errorf("create PlacementDecision %s/%s: %w", p.Namespace, pg.Name, err)
+			}
+		} else if !labelsMatch(d.Labels, pg.Labels) || !metav1.IsControlledBy(d, p) {
+			for k, v := range pg.Labels {
+				metav1.SetMetaDataLabel(&d.ObjectMeta, k, v)
+			}
+			if err := controllerutil.SetControllerReference(p, d, r.Scheme()); err != nil {
+				return fmt.Errorf("PlacementDecision %s/%s: %w", p.Namespace, pg.Name, err)
+			}
+			if err := r.Update(ctx, d); err != nil {
+				return fmt.Errorf("update PlacementDecision %s/%s: %w", p.Namespace, pg.Name, err)
+			}
+		}
+		if !reflect.DeepEqual(d.Status.Decisions, pg.Decisions) {
+			d.Status.Decisions = pg.Decisions
+			if err := r.Status().Update(ctx, d); err != nil {
+				return fmt.Errorf("update PlacementDecision %s/%s status: %w", p.Namespace, pg.Name, err)
+			}
+		}
+	}
+	for _, d := range byName {
+		if err := client.IgnoreNotFound(r.Delete(ctx, d)); err != nil {
+			return fmt.Errorf("delete PlacementDecision %s/%s: %w", p.Namespace, d.Name, err)
+		}
+	}
+	return nil
+}
+
+func labelsMatch(have, want map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// keepPages turns the current decisions back into pages, so a misconfigured
+// Placement keeps what it had (or gets one empty decision if it had none).
+func keepPages(p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision) []scheduling.Page {
+	if len(current) == 0 {
+		return scheduling.Paginate(p.Name, []scheduling.Group{{Index: 0}}, false)
+	}
+	pages := make([]scheduling.Page, 0, len(current))
+	for _, d := range current {
+		pages = append(pages, scheduling.Page{Name: d.Name, Labels: d.Labels, Decisions: d.Status.Decisions})
+	}
+	return pages
+}

@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling"
+)
+
+// Reconcile schedules one Placement: read a snapshot, decide on it, write at the end.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// 1. Get the Placement. Deleted ones need nothing: their decisions are owned.
+	var p clusterv1beta1.Placement
+	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if p.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	if _, off := p.Annotations[clusterv1beta1.PlacementDisableAnnotation]; off {
+		return ctrl.Result{}, nil
+	}
+
+	// 2. Snapshot.
+	current, err := r.currentDecisions(ctx, &p)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	snap, err := r.snapshot(ctx, &p, current)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	// 3. Decide.
+	res := r.registry.Schedule(snap, &p)
+
+	// 4. Write decisions, then status.
+	var pages []scheduling.Page
+	if res.Misconfigured != nil {
+		pages = keepPages(&p, current)
+	} else {
+		pages = scheduling.Paginate(p.Name, res.Groups, p.Spec.SortBy == clusterv1beta1.PlacementSortByScore)
+	}
+	if err := r.writeDecisions(ctx, &p, current, pages); err != nil {
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the cache is behind our own writes
+		}
+		return ctrl.Result{}, err
+	}
+	st := desiredStatus(&p, res, pages)
+	if !reflect.DeepEqual(st, p.Status) {
+		p.Status = st
+		if err := r.Status().Update(ctx, &p); err != nil {
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: requeueSoon}, nil
+			}
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// requeueSoon retries after a write lost a race with the cache.
+const requeueSoon = 200 * time.Millisecond

@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling"
+	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
+)
+
+// snapshot reads everything scheduling p needs from the caches. Objects are listed
+// without deep copies: the scheduler only reads them.
+func (r *Reconciler) snapshot(ctx context.Context, p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision) (*scheduling.Snapshot, error) {
+	noCopy := client.UnsafeDisableDeepCopy
+	var clusters clusterv1.ManagedClusterList
+	if err := r.List(ctx, &clusters, noCopy); err != nil {
+		return nil, err
+	}
+	var scores clusterv1alpha1.AddOnPlacementScoreList
+	if err := r.List(ctx, &scores, noCopy); err != nil {
+		return nil, err
+	}
+	var sets clusterv1beta2.ManagedClusterSetList
+	if err := r.List(ctx, &sets, noCopy); err != nil {
+		return nil, err
+	}
+	var bindings clusterv1beta2.ManagedClusterSetBindingList
+	if err := r.List(ctx, &bindings, client.InNamespace(p.Namespace), noCopy); err != nil {
+		return nil, err
+	}
+	snap := &scheduling.Snapshot{Now: r.now(), Clusters: r.infos.get(clusters.Items, scores.Items)}
+	for i := range sets.Items {
+		snap.ClusterSets = append(snap.ClusterSets, &sets.Items[i])
+	}
+	for i := range bindings.Items {
+		snap.Bindings = append(snap.Bindings, &bindings.Items[i])
+	}
+	for _, d := range current {
+		for _, cd := range d.Status.Decisions {
+			snap.Decided = append(snap.Decided, cd.ClusterName)
+		}
+	}
+	if scheduling.NeedsDecisionCounts(p) {
+		var all clusterv1beta1.PlacementDecisionList
+		if err := r.List(ctx, &all, noCopy); err != nil {
+			return nil, err
+		}
+		snap.DecisionCounts = map[string]int{}
+		for _, d := range all.Items {
+			if d.Namespace == p.Namespace && d.Labels[clusterv1beta1.PlacementLabel] == p.Name {
+				continue
+			}
+			for _, cd := range d.Status.Decisions {
+				snap.DecisionCounts[cd.ClusterName]++
+			}
+		}
+	}
+	return snap, nil
+}
+
+// infoCache reuses ClusterInfos between passes while a cluster (and its addon
+// scores) keep their resourceVersions: with thousands of placements, deriving
+// claims and CEL values once per cluster change instead of once per pass matters.
+type infoCache struct {
+	mu      sync.Mutex
+	entries map[string]infoEntry
+}
+
+type infoEntry struct {
+	version string
+	info    *framework.ClusterInfo
+}
+
+func newInfoCache() *infoCache { return &infoCache{entries: map[string]infoEntry{}} }
+
+func (c *infoCache) get(clusters []clusterv1.ManagedCluster, scores []clusterv1alpha1.AddOnPlacementScore) []*framework.ClusterInfo {
+	byNS := map[string][]*clusterv1alpha1.AddOnPlacementScore{}
+	for i := range scores {
+		byNS[scores[i].Namespace] = append(byNS[scores[i].Namespace], &scores[i])
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*framework.ClusterInfo, 0, len(clusters))
+	seen := make(map[string]bool, len(clusters))
+	for i := range clusters {
+		cl := &clusters[i]
+		seen[cl.Name] = true
+		var v strings.Builder
+		v.WriteString(cl.ResourceVersion)
+		for _, s := range byNS[cl.Name] {
+			v.WriteString("|" + s.Name + "=" + s.ResourceVersion)
+		}
+		key := v.String()
+		e, ok := c.entries[cl.Name]
+		if !ok || e.version != key {
+			e = infoEntry{version: key, info: framework.NewClusterInfo(cl, byNS[cl.Name])}
+			c.entries[cl.Name] = e
+		}
+		out = append(out, e.info)
+	}
+	if len(c.entries) > len(clusters) {
+		for name := range c.entries {
+			if !seen[name] {
+				delete(c.entries, name)
+			}
+		}
+	}
+	return out
+}

@@ -300,4 +300,3 @@ func TestClusterSetsAndBindingsStatus(t *testing.T) {
 		assert.Equal(c, metav1.ConditionTrue, bound(c).Status)
 	}, timeout, tick)
 }
-

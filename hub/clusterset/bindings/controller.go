@@ -33,7 +33,9 @@ type Reconciler struct {
 // Setup registers the controller and the admission handler at WebhookPath.
 func Setup(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &clusterv1beta2.ManagedClusterSetBinding{}, clusterSetIndex,
-		func(o client.Object) []string { return []string{o.(*clusterv1beta2.ManagedClusterSetBinding).Spec.ClusterSet} }); err != nil {
+		func(o client.Object) []string {
+			return []string{o.(*clusterv1beta2.ManagedClusterSetBinding).Spec.ClusterSet}
+		}); err != nil {
 		return err
 	}
 	r := &Reconciler{Client: mgr.GetClient()}

@@ -41,9 +41,11 @@ type Options struct {
 	// ManifestLimit is the largest total manifest size of a ManifestWork in bytes.
 	// Default 0 = work's own default (500 KiB).
 	ManifestLimit int
-	// WebhookHost is the address the hub apiserver reaches the webhook server at;
-	// the server listens there too. Default "127.0.0.1".
+	// WebhookHost is the address the webhook server listens on. Default "127.0.0.1".
 	WebhookHost string
+	// WebhookAdvertiseHost is the address the hub apiserver reaches the webhook
+	// server at (and the serving certificate's name). Default WebhookHost.
+	WebhookAdvertiseHost string
 	// WebhookPort is the webhook server's port. Default 0: a free port is picked.
 	WebhookPort int
 	// WebhookCertDir holds tls.crt and tls.key for the webhook server, and
@@ -70,6 +72,9 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.WebhookHost == "" {
 		opts.WebhookHost = "127.0.0.1"
 	}
+	if opts.WebhookAdvertiseHost == "" {
+		opts.WebhookAdvertiseHost = opts.WebhookHost
+	}
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}
@@ -80,7 +85,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		opts.WebhookPort = port
 	}
-	certDir, caBundle, cleanup, err := webhookCerts(opts.WebhookCertDir, opts.WebhookHost)
+	certDir, caBundle, cleanup, err := webhookCerts(opts.WebhookCertDir, opts.WebhookAdvertiseHost)
 	if err != nil {
 		return err
 	}
@@ -106,7 +111,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
-	base := "https://" + net.JoinHostPort(opts.WebhookHost, strconv.Itoa(opts.WebhookPort))
+	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
 	var hooks []admissionregistrationv1.ValidatingWebhook
 	hooks = append(hooks, registration.Webhooks()...)
 	hooks = append(hooks, placement.Webhooks()...)

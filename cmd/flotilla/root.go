@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 		newGetCommand(),
 		newCreateCommand(),
 		newDeleteCommand(),
+		newHubCommand(), newKlusterletCommand(), newInitCommand(), newJoinCommand(), newAcceptCommand(), newUnjoinCommand(),
 	)
 	return root
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"flotilla.dev/flotilla/hub/registration/accept"
+)
+
+func newAcceptCommand() *cobra.Command {
+	var (
+		o          accept.Options
+		clusters   string
+		kubeconfig string
+		kctx       string
+	)
+	cmd := &cobra.Command{
+		Use:   "accept --clusters a,b",
+		Short: "Accept managed clusters: approve their bootstrap CSRs and set hubAcceptsClient",
+		Long: `Accept clusters that asked to join. For each cluster, approve its pending CSRs made by
+the bootstrap identity (refusing when more than one requester asks for the same name)
+and set spec.hubAcceptsClient=true. Accepting an accepted cluster says so and succeeds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+			for _, c := range strings.Split(clusters, ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					o.Clusters = append(o.Clusters, c)
+				}
+			}
+			o.Progress = cmd.OutOrStdout()
+			return accept.Accept(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&clusters, "clusters", "", "comma-separated names of the clusters to accept (required)")
+	f.BoolVar(&o.Wait, "wait", false, "wait for each cluster's ManagedCluster and CSR to appear")
+	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	_ = cmd.MarkFlagRequired("clusters")
+	return cmd
+}

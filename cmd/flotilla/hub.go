@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"flotilla.dev/flotilla/hub"
+)
+
+func newHubCommand() *cobra.Command {
+	var (
+		o          hub.Options
+		kubeconfig string
+		kctx       string
+		autoUsers  string
+	)
+	cmd := &cobra.Command{
+		Use:   "hub",
+		Short: "Run the Flotilla hub controllers and admission webhooks against a hub apiserver",
+		Long: `Run the hub: cluster registration (acceptance, CSR approval, heartbeats, cleanup),
+placement and work controllers, and the validating webhooks, which it registers with
+the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(klog.Background())
+			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+			if autoUsers != "" {
+				o.Registration.AutoApproveUsers = strings.Split(autoUsers, ",")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return hub.Run(ctx, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.StringVar(&autoUsers, "auto-approve-users", "", "comma-separated requesters whose first CSRs are approved (and clusters accepted) without `flotilla accept`")
+	f.IntVar(&o.Registration.LeaseGraceMultiplier, "lease-grace-multiplier", 5, "a cluster whose lease is older than this many leaseDurationSeconds becomes Available=Unknown")
+	f.StringVar(&o.Registration.SignerCertFile, "signer-cert", "", "CA certificate of the built-in signer (for hubs whose controller-manager does not sign kube-apiserver-client CSRs)")
+	f.StringVar(&o.Registration.SignerKeyFile, "signer-key", "", "CA private key of the built-in signer")
+	f.IntVar(&o.ManifestLimit, "manifest-limit", 0, "largest total manifest size of a ManifestWork in bytes (default 500 KiB)")
+	f.StringVar(&o.WebhookHost, "webhook-host", "127.0.0.1", "address the webhook server listens on")
+	f.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", "", "address the hub apiserver calls the webhooks at (default: --webhook-host)")
+	f.IntVar(&o.WebhookPort, "webhook-port", 0, "webhook server port (default: a free port)")
+	f.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt, tls.key (and optionally ca.crt) for the webhook server (default: a self-signed certificate made at start)")
+	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Prometheus metrics address (0 = off)")
+	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")
+	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect one active hub among replicas")
+	return cmd
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/internal/printer"
+)
+
+func newInitCommand() *cobra.Command {
+	var (
+		o          bootstrap.Options
+		kubeconfig string
+		kctx       string
+		output     string
+		joinFile   string
+		waitHub    bool
+		timeout    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Prepare a hub: CRDs, registration RBAC, the bootstrap identity, and a join token",
+		Long: `Install the Open Cluster Management hub CRDs, the registration RBAC and the bootstrap
+identity (ServiceAccount open-cluster-management/agent-registration-bootstrap bound to
+exactly the bootstrap permissions) on the hub, mint a bootstrap token with the
+TokenRequest API and print the join command for managed clusters.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := printer.Validate(output); err != nil {
+				return err
+			}
+			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
+			o.Progress = cmd.ErrOrStderr()
+			res, err := bootstrap.Init(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if joinFile != "" {
+				if err := os.WriteFile(joinFile, []byte(res.JoinCommand+"\n"), 0o600); err != nil {
+					return fmt.Errorf("--output-join-command-file: %w", err)
+				}
+			}
+			if waitHub {
+				if err := waitForHub(cmd.Context(), cfg, timeout, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
+			return printToken(cmd.OutOrStdout(), output, res)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.DurationVar(&o.TokenTTL, "token-ttl", bootstrap.DefaultTokenTTL, "life of the bootstrap token")
+	f.StringVar(&o.HubAPIServer, "hub-apiserver", "", "hub address printed in the join command (default: the kubeconfig's server)")
+	f.StringVar(&joinFile, "output-join-command-file", "", "also write the join command to this file (mode 0600)")
+	f.BoolVar(&waitHub, "wait", false, "wait until a Flotilla hub (`flotilla hub`) serves this apiserver")
+	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	printer.AddFlag(cmd, &output)
+	return cmd
+}
+
+// printToken prints a bootstrap token: the join command as a table line, or the
+// whole result as JSON or YAML.
+func printToken(w io.Writer, format string, res *bootstrap.Result) error {
+	if format == printer.Table || format == "" {
+		_, err := fmt.Fprintf(w, "Run this on each managed cluster (token valid until %s):\n\n    %s\n\nReplace <cluster_name> with the cluster's name.\n",
+			res.ExpiresAt.Format(time.RFC3339), res.JoinCommand)
+		return err
+	}
+	return printer.Print(w, format, res, nil)
+}
+
+// waitForHub waits until the hub process registered its webhooks.
+func waitForHub(ctx context.Context, cfg *rest.Config, timeout time.Duration, progress io.Writer) error {
+	fmt.Fprintln(progress, "==> waiting for the Flotilla hub to serve (start it with `flotilla hub`)")
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = wait.PollUntilContextCancel(wctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no Flotilla hub registered its webhooks within %s: is `flotilla hub` running against this apiserver?", timeout)
+	}
+	fmt.Fprintln(progress, "==> the Flotilla hub is serving")
+	return nil
+}

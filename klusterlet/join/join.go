@@ -1,0 +1,287 @@
+// Package join is `flotilla join` and `flotilla unjoin`, run against a managed
+// cluster: join checks the hub address, CA and bootstrap token before it writes
+// anything, then writes the bootstrap kubeconfig secret and (unless the agent runs
+// as a local process) the klusterlet's namespace, ServiceAccount, RBAC and
+// Deployment from manifests/klusterlet.
+package join
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/manifests"
+)
+
+// DefaultImage is the klusterlet image written into the Deployment.
+const DefaultImage = "ghcr.io/flotilla-dev/flotilla:latest"
+
+// Options configures Join. Every field documents its default.
+type Options struct {
+	// SpokeConfig reaches the managed cluster as an admin. Required.
+	SpokeConfig *rest.Config
+	// HubAPIServer is the hub's https URL. Required.
+	HubAPIServer string
+	// HubToken is the bootstrap token from `flotilla init` or `flotilla get token`. Required.
+	HubToken string
+	// CAFile is the hub's CA bundle. Default: read from the hub's
+	// kube-public/cluster-info and checked against the hub's certificate.
+	CAFile string
+	// ClusterName is the managed cluster's name on the hub (a DNS label). Required.
+	ClusterName string
+	// AgentNamespace on the managed cluster. Default open-cluster-management-agent.
+	AgentNamespace string
+	// NoDeployment writes only the namespace and bootstrap secret; the agent runs
+	// elsewhere (`flotilla klusterlet`, as the local default does). Default false.
+	NoDeployment bool
+	// Image of the klusterlet Deployment. Default DefaultImage.
+	Image string
+	// Wait until the agent holds its hub credential (needs `flotilla accept` on the hub).
+	Wait bool
+	// Timeout bounds Wait. Default 5m.
+	Timeout time.Duration
+	// Progress receives one line per step. Default: discarded.
+	Progress io.Writer
+}
+
+func (o *Options) defaults() error {
+	var missing []string
+	if o.SpokeConfig == nil {
+		missing = append(missing, "managed cluster kubeconfig")
+	}
+	if o.HubAPIServer == "" {
+		missing = append(missing, "--hub-apiserver")
+	}
+	if o.HubToken == "" {
+		missing = append(missing, "--hub-token")
+	}
+	if o.ClusterName == "" {
+		missing = append(missing, "--cluster-name")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("join: missing %v", missing)
+	}
+	if errs := validation.IsDNS1123Label(o.ClusterName); len(errs) > 0 {
+		return fmt.Errorf("--cluster-name %q is not a valid cluster name: %v (it must be a DNS label: lower-case letters, digits and '-', at most 63 characters)", o.ClusterName, errs)
+	}
+	u, err := url.Parse(o.HubAPIServer)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("--hub-apiserver %q is not an https URL (like https://hub.example.com:6443)", o.HubAPIServer)
+	}
+	if o.AgentNamespace == "" {
+		o.AgentNamespace = registration.DefaultAgentNamespace
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return nil
+}
+
+// Join checks everything it can, then writes the klusterlet into the managed cluster.
+func Join(ctx context.Context, opts Options) error {
+	if err := opts.defaults(); err != nil {
+		return err
+	}
+	spoke, err := kubernetes.NewForConfig(opts.SpokeConfig)
+	if err != nil {
+		return err
+	}
+	kubeSystem, err := spoke.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("cannot read the managed cluster (kube-system namespace): %w", err)
+	}
+	ca, err := hubCA(ctx, opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Progress, "==> checking the bootstrap token against %s\n", opts.HubAPIServer)
+	bootstrap, err := registration.BootstrapKubeconfig(opts.HubAPIServer, ca, opts.HubToken)
+	if err != nil {
+		return err
+	}
+	if err := checkHub(ctx, bootstrap, opts.ClusterName, string(kubeSystem.UID)); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Progress, "==> writing the klusterlet into the managed cluster (namespace %s)\n", opts.AgentNamespace)
+	if err := write(ctx, opts, spoke, bootstrap); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Progress, "cluster %s asked to join; on the hub run: flotilla accept --clusters %s\n", opts.ClusterName, opts.ClusterName)
+	if !opts.Wait {
+		return nil
+	}
+	fmt.Fprintf(opts.Progress, "==> waiting for the hub to accept cluster %s\n", opts.ClusterName)
+	wctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	if err := wait.PollUntilContextCancel(wctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		sec, err := spoke.CoreV1().Secrets(opts.AgentNamespace).Get(ctx, registration.HubKubeconfigSecret, metav1.GetOptions{})
+		return err == nil && len(sec.Data[registration.KeyCert]) > 0, nil
+	}); err != nil {
+		return fmt.Errorf("cluster %s was not accepted within %s (is the klusterlet running? did the hub admin run `flotilla accept`?)", opts.ClusterName, opts.Timeout)
+	}
+	fmt.Fprintf(opts.Progress, "cluster %s joined the hub\n", opts.ClusterName)
+	return nil
+}
+
+// hubCA reads --ca-file, or fetches kube-public/cluster-info from the hub
+// (anonymously, without the token) and checks that the CA it names verifies the
+// hub's serving certificate.
+func hubCA(ctx context.Context, opts Options) ([]byte, error) {
+	if opts.CAFile != "" {
+		ca, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-file: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(ca) {
+			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", opts.CAFile)
+		}
+		return ca, nil
+	}
+	fmt.Fprintf(opts.Progress, "==> reading the hub CA from %s kube-public/cluster-info\n", opts.HubAPIServer)
+	insecure := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the CA is checked below
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, opts.HubAPIServer+"/api/v1/namespaces/kube-public/configmaps/cluster-info", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := insecure.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the hub at %s: %w", opts.HubAPIServer, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the hub does not publish kube-public/cluster-info (HTTP %d): pass its CA with --ca-file", resp.StatusCode)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := jsonUnmarshal(body, cm); err != nil {
+		return nil, fmt.Errorf("kube-public/cluster-info: %w", err)
+	}
+	kc, err := clientcmd.Load([]byte(cm.Data["kubeconfig"]))
+	if err != nil {
+		return nil, fmt.Errorf("kube-public/cluster-info kubeconfig: %w", err)
+	}
+	var ca []byte
+	for _, c := range kc.Clusters {
+		ca = c.CertificateAuthorityData
+	}
+	if len(ca) == 0 {
+		return nil, errors.New("kube-public/cluster-info names no CA: pass the hub CA with --ca-file")
+	}
+	fmt.Fprintln(opts.Progress, "    note: the CA came over an unverified connection; pass --ca-file to pin it")
+	return ca, nil
+}
+
+// checkHub verifies the hub's certificate and the token (who am I?), and that
+// the cluster name is free or already ours.
+func checkHub(ctx context.Context, bootstrap []byte, name, clusterID string) error {
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(bootstrap)
+	if err != nil {
+		return err
+	}
+	cfg.Timeout = 15 * time.Second
+	hub, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	review, err := hub.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return hubError(cfg.Host, err)
+	}
+	if review.Status.UserInfo.Username == "system:anonymous" {
+		return errors.New("the hub did not recognise the bootstrap token (expired or wrong): mint a new one with `flotilla get token` on the hub")
+	}
+	clusters, err := clusterclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	existing, err := clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return hubError(cfg.Host, err)
+	}
+	if owner := existing.Annotations[registration.ClusterIDAnnotation]; owner != "" && owner != clusterID {
+		return fmt.Errorf("cluster name %q is already registered on the hub by another managed cluster (id %s; this one is %s): choose another --cluster-name, or remove the old one with `flotilla unjoin --cleanup-hub` first", name, owner, clusterID)
+	}
+	return nil
+}
+
+func hubError(host string, err error) error {
+	var unknown x509.UnknownAuthorityError
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return errors.New("the hub rejected the bootstrap token (expired or wrong): mint a new one with `flotilla get token` on the hub")
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the bootstrap token lacks the bootstrap permissions on the hub (was `flotilla init` run?): %w", err)
+	case errors.As(err, &unknown) || isX509(err):
+		return fmt.Errorf("the hub's certificate at %s is not signed by the given CA (wrong --ca-file or hub address?): %w", host, err)
+	}
+	return fmt.Errorf("cannot reach the hub at %s: %w", host, err)
+}
+
+// write applies the namespace, the bootstrap secret and (unless NoDeployment) the klusterlet.
+func write(ctx context.Context, opts Options, spoke kubernetes.Interface, bootstrap []byte) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opts.AgentNamespace}}
+	if _, err := spoke.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", opts.AgentNamespace, err)
+	}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: registration.BootstrapKubeconfigSecret, Namespace: opts.AgentNamespace},
+		Data:       map[string][]byte{"kubeconfig": bootstrap},
+	}
+	secrets := spoke.CoreV1().Secrets(opts.AgentNamespace)
+	if _, err := secrets.Create(ctx, sec, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("update bootstrap secret: %w", err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("create bootstrap secret: %w", err)
+	}
+	if opts.NoDeployment {
+		return nil
+	}
+	objs, err := manifests.Render(manifests.KlusterletManifests, map[string]string{
+		"Namespace": opts.AgentNamespace, "ClusterName": opts.ClusterName, "Image": opts.Image,
+	})
+	if err != nil {
+		return err
+	}
+	c, err := client.New(opts.SpokeConfig, client.Options{})
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("flotilla-join"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
+			return fmt.Errorf("apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}

@@ -1,9 +1,86 @@
 package workreplicaset
 
-import ctrl "sigs.k8s.io/controller-runtime"
+import (
+	"context"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
 
 // Options configures the ManifestWorkReplicaSet controller. Every field documents its default.
-type Options struct{}
+type Options struct {
+	// Workers is how many replica sets are reconciled concurrently. Default 2.
+	Workers int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Reconciler fans ManifestWorkReplicaSets out to decided clusters.
+type Reconciler struct {
+	client.Client
+	now func() time.Time
+}
 
 // Setup registers the controller with mgr.
-func Setup(mgr ctrl.Manager, opts Options) error { return nil }
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("manifestworkreplicaset").
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
+		For(&workv1alpha1.ManifestWorkReplicaSet{}).
+		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(ownerOfWork)).
+		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		Complete(r)
+}
+
+// ownerOfWork maps a generated work back to its replica set via the label.
+func ownerOfWork(_ context.Context, o client.Object) []reconcile.Request {
+	v, ok := o.GetLabels()[workv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey]
+	if !ok {
+		return nil
+	}
+	ns, name, ok := strings.Cut(v, ".")
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// usersOfPlacement maps a Placement or PlacementDecision to the replica sets in its
+// namespace that reference the placement.
+func (r *Reconciler) usersOfPlacement(ctx context.Context, o client.Object) []reconcile.Request {
+	placement := o.GetName()
+	if _, isDecision := o.(*clusterv1beta1.PlacementDecision); isDecision {
+		placement = o.GetLabels()[clusterv1beta1.PlacementLabel]
+	}
+	var list workv1alpha1.ManifestWorkReplicaSetList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, m := range list.Items {
+		for _, ref := range m.Spec.PlacementRefs {
+			if ref.Name == placement {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+				break
+			}
+		}
+	}
+	return out
+}

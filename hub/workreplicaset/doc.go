@@ -1,0 +1,18 @@
+// Package workreplicaset reconciles ManifestWorkReplicaSets (work.open-cluster-management.io/v1alpha1):
+// it fans spec.manifestWorkTemplate out as one ManifestWork per cluster decided by
+// the Placements in spec.placementRefs, following each ref's rollout strategy
+// (planned by package rollout), and removes the works of clusters that leave.
+//
+// Generated works are named after the replica set, live in the cluster's namespace
+// and carry the labels work.open-cluster-management.io/manifestworkreplicaset
+// (<namespace>.<name>) and work.open-cluster-management.io/placementname.
+//
+// Conditions owned: PlacementVerified (AsExpected, PlacementDecisionNotFound,
+// PlacementDecisionEmpty), PlacementRolledOut (Complete, Progressing),
+// ManifestworkApplied (AsExpected, Processing, NotAsExpected); status.summary and
+// status.placementSummary count the works. Finalizer
+// work.open-cluster-management.io/manifest-work-cleanup: deletion removes the works
+// first (Foreground, the default, waits until they are gone; Background does not).
+//
+// Enabled by default (upstream OCM keeps it behind a feature gate).
+package workreplicaset

@@ -1,0 +1,248 @@
+package workreplicaset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
+)
+
+// Reconcile follows the skeleton: get, finalizer (deletion), compute, write status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mwrs workv1alpha1.ManifestWorkReplicaSet
+	if err := r.Get(ctx, req.NamespacedName, &mwrs); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	works, err := r.works(ctx, &mwrs)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if mwrs.DeletionTimestamp != nil {
+		return r.finalize(ctx, &mwrs, works)
+	}
+	if controllerutil.AddFinalizer(&mwrs, workv1alpha1.ManifestWorkReplicaSetFinalizer) {
+		if err := r.Update(ctx, &mwrs); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	hash := TemplateHash(mwrs.Spec.ManifestWorkTemplate)
+	now := r.now()
+	byCluster := map[string]*workv1.ManifestWork{}
+	for _, w := range works {
+		byCluster[w.Namespace] = w
+	}
+	wanted := map[string]bool{}
+	var outs []refOutcome
+	var requeue time.Duration
+	var errs []error
+	st := workv1alpha1.ManifestWorkReplicaSetStatus{PlacementsSummary: []workv1alpha1.PlacementSummary{}}
+	desiredTotal := 0
+	for _, ref := range mwrs.Spec.PlacementRefs {
+		out, err := r.rolloutRef(ctx, &mwrs, ref, hash, now, byCluster, wanted)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		outs = append(outs, out)
+		if out.plan.RequeueAfter > 0 && (requeue == 0 || out.plan.RequeueAfter < requeue) {
+			requeue = out.plan.RequeueAfter
+		}
+		var refWorks []*workv1.ManifestWork
+		for _, names := range out.groups {
+			for _, c := range names {
+				if w := byCluster[c]; w != nil && w.Labels[workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey] == ref.Name {
+					refWorks = append(refWorks, w)
+				}
+			}
+		}
+		desiredTotal += out.decided
+		st.PlacementsSummary = append(st.PlacementsSummary, workv1alpha1.PlacementSummary{
+			Name:                    ref.Name,
+			AvailableDecisionGroups: availableGroups(out),
+			Summary:                 Summarize(refWorks, hash, out.decided),
+		})
+	}
+
+	// Works of clusters no placement decides on any more go.
+	var kept []*workv1.ManifestWork
+	for _, w := range works {
+		if wanted[w.Namespace] {
+			kept = append(kept, w)
+			continue
+		}
+		if w.DeletionTimestamp == nil {
+			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
+				errs = append(errs, fmt.Errorf("delete ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+			}
+		}
+	}
+
+	st.Summary = Summarize(kept, hash, desiredTotal)
+	st.Conditions = mwrs.Status.Conditions
+	for _, c := range conditions(mwrs.Generation, outs) {
+		meta.SetStatusCondition(&st.Conditions, c)
+	}
+	if !reflect.DeepEqual(st, mwrs.Status) {
+		mwrs.Status = st
+		if err := r.Status().Update(ctx, &mwrs); err != nil && !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+		}
+	}
+	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
+}
+
+// rolloutRef plans and applies the rollout for one placementRef. wanted collects
+// the clusters that keep a work.
+func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, ref workv1alpha1.LocalPlacementReference,
+	hash string, now time.Time, byCluster map[string]*workv1.ManifestWork, wanted map[string]bool) (refOutcome, error) {
+	out := refOutcome{name: ref.Name, groups: map[int32][]string{}, available: map[string]bool{}}
+	var p clusterv1beta1.Placement
+	if err := r.Get(ctx, types.NamespacedName{Namespace: mwrs.Namespace, Name: ref.Name}, &p); err != nil {
+		return out, client.IgnoreNotFound(err)
+	}
+	out.found = true
+	var decisions clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &decisions, client.InNamespace(mwrs.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: ref.Name}); err != nil {
+		return out, err
+	}
+	var clusters []rollout.Cluster
+	for _, d := range decisions.Items {
+		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
+		for _, cd := range d.Status.Decisions {
+			if wanted[cd.ClusterName] {
+				continue // another placementRef already covers this cluster
+			}
+			wanted[cd.ClusterName] = true
+			state, since := WorkState(byCluster[cd.ClusterName], hash)
+			clusters = append(clusters, rollout.Cluster{Name: cd.ClusterName, GroupIndex: int32(idx),
+				GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel], State: state, Since: since})
+			out.groups[int32(idx)] = append(out.groups[int32(idx)], cd.ClusterName)
+			out.available[cd.ClusterName] = byCluster[cd.ClusterName] != nil &&
+				meta.IsStatusConditionTrue(byCluster[cd.ClusterName].Status.Conditions, workv1.WorkAvailable)
+		}
+	}
+	out.decided = len(clusters)
+	plan, err := rollout.Compute(ref.RolloutStrategy, clusters, now)
+	if err != nil {
+		out.planErr = err
+		return out, nil
+	}
+	out.plan = plan
+	timedOut := map[string]bool{}
+	for _, n := range plan.TimedOut {
+		timedOut[n] = true
+	}
+	var errs []error
+	for _, c := range clusters {
+		switch {
+		case c.State == rollout.Failed || timedOut[c.Name]:
+			out.failed++
+		case c.State != rollout.Succeeded:
+			out.notYet++
+		}
+		if c.State != rollout.ToApply || !plan.Apply[c.Name] {
+			continue
+		}
+		if err := r.applyWork(ctx, mwrs, ref.Name, c.Name, hash, now, byCluster[c.Name]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// applyWork creates or updates the cluster's work with the current template.
+func (r *Reconciler) applyWork(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, placement, cluster, hash string, now time.Time, existing *workv1.ManifestWork) error {
+	w := existing
+	if w == nil {
+		w = &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: mwrs.Name, Namespace: cluster}}
+	} else {
+		w = w.DeepCopy()
+	}
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[workv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey] = ownerKey(mwrs)
+	w.Labels[workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey] = placement
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[TemplateHashAnnotation] = hash
+	w.Annotations[RolloutStartedAnnotation] = now.UTC().Format(time.RFC3339)
+	w.Spec = *mwrs.Spec.ManifestWorkTemplate.DeepCopy()
+	var err error
+	if existing == nil {
+		err = r.Create(ctx, w)
+	} else {
+		err = r.Update(ctx, w)
+	}
+	if err != nil {
+		return fmt.Errorf("write ManifestWork %s/%s: %w", cluster, mwrs.Name, err)
+	}
+	log.FromContext(ctx).V(1).Info("rolled out", "cluster", cluster, "hash", hash)
+	return nil
+}
+
+func ownerKey(m *workv1alpha1.ManifestWorkReplicaSet) string { return m.Namespace + "." + m.Name }
+
+// works lists the works generated for mwrs, in all cluster namespaces.
+func (r *Reconciler) works(ctx context.Context, m *workv1alpha1.ManifestWorkReplicaSet) ([]*workv1.ManifestWork, error) {
+	var list workv1.ManifestWorkList
+	if err := r.List(ctx, &list, client.MatchingLabels{workv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey: ownerKey(m)}); err != nil {
+		return nil, err
+	}
+	out := make([]*workv1.ManifestWork, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// finalize deletes the generated works; Foreground keeps the finalizer until they are gone.
+func (r *Reconciler) finalize(ctx context.Context, m *workv1alpha1.ManifestWorkReplicaSet, works []*workv1.ManifestWork) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(m, workv1alpha1.ManifestWorkReplicaSetFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	for _, w := range works {
+		if w.DeletionTimestamp == nil {
+			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
+				return ctrl.Result{}, fmt.Errorf("delete ManifestWork %s/%s: %w", w.Namespace, w.Name, err)
+			}
+		}
+	}
+	if len(works) > 0 && m.Spec.CascadeDeletionPolicy != workv1alpha1.Background {
+		return ctrl.Result{}, nil // the works' deletion events bring us back
+	}
+	controllerutil.RemoveFinalizer(m, workv1alpha1.ManifestWorkReplicaSetFinalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, m))
+}
+
+// availableGroups is "<groups whose works are all available>/<groups>".
+func availableGroups(o refOutcome) string {
+	ok := 0
+	for _, names := range o.groups {
+		all := true
+		for _, n := range names {
+			all = all && o.available[n]
+		}
+		if all {
+			ok++
+		}
+	}
+	return fmt.Sprintf("%d/%d", ok, len(o.groups))
+}

@@ -8,6 +8,6 @@ func newPolicyCommand() *cobra.Command {
 		Use:   "policy",
 		Short: "Evaluate ConfigurationPolicies offline (dryrun) or run the policy engine against a cluster (run)",
 	}
-	cmd.AddCommand(newPolicyDryrunCommand())
+	cmd.AddCommand(newPolicyDryrunCommand(), newPolicyRunCommand())
 	return cmd
 }

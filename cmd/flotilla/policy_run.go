@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/policy/configpolicy"
+)
+
+// policyRunOptions are the flags of `flotilla policy run`.
+type policyRunOptions struct {
+	kubeconfig  string
+	namespace   string
+	workers     int
+	metricsAddr string
+	installCRDs bool
+}
+
+func newPolicyRunCommand() *cobra.Command {
+	o := policyRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --kubeconfig K",
+		Short: "Run the ConfigurationPolicy engine against a cluster until interrupted",
+		Long: `Runs the ConfigurationPolicy engine standalone against the cluster of
+--kubeconfig: it evaluates every ConfigurationPolicy (or those of --namespace)
+whenever a watched object or the policy changes, enforces the enforce ones and
+writes their status, history and compliance events. Metrics are served on
+--metrics-addr at /metrics.
+
+The identity of the kubeconfig needs to list and watch every kind the policies
+name, and to create, update and delete them for enforce.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runPolicyEngine(ctx, cmd, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to govern (default: $KUBECONFIG or ~/.kube/config)")
+	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the ConfigurationPolicies to run (default: all namespaces)")
+	cmd.Flags().IntVar(&o.workers, "workers", 4, "policies evaluated at once")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8383", "address serving Prometheus metrics at /metrics (empty: off)")
+	cmd.Flags().BoolVar(&o.installCRDs, "install-crds", false, "install or update the policy CRDs on the cluster first")
+	return cmd
+}
+
+func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions) error {
+	out := cmd.ErrOrStderr()
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	if o.installCRDs {
+		fmt.Fprintf(out, "==> installing the policy CRDs on %s\n", cfg.Host)
+		if err := manifests.InstallCRDs(ctx, cfg, manifests.PolicyCRDs); err != nil {
+			return err
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if o.metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Addr: o.metricsAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintf(out, "metrics server: %v\n", err)
+			}
+		}()
+		defer srv.Close()
+		fmt.Fprintf(out, "==> metrics on http://%s/metrics\n", o.metricsAddr)
+	}
+	where := "all namespaces"
+	if o.namespace != "" {
+		where = "namespace " + o.namespace
+	}
+	fmt.Fprintf(out, "==> running ConfigurationPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
+	return configpolicy.Run(ctx, configpolicy.Options{
+		Config: cfg, Namespace: o.namespace, Workers: o.workers,
+		Metrics: configpolicy.NewMetrics(reg),
+		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(out, time.Now().UTC().Format(time.RFC3339), prefix, args) },
+			funcr.Options{}),
+	})
+}

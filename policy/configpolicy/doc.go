@@ -1,0 +1,29 @@
+// Package configpolicy runs the ConfigurationPolicy engine against one
+// cluster: it watches ConfigurationPolicies
+// (policy.open-cluster-management.io/v1) and the kinds their templates name,
+// evaluates each policy with package evaluate, enforces it when asked, and
+// writes its status.
+//
+// Resource: ConfigurationPolicy (namespaced). It owns the whole status:
+// compliant, compliancyDetails (one violation or notification condition per
+// template), relatedObjects, lastEvaluated, lastEvaluatedGeneration and
+// history (newest first, at most 10), and a compliance Event per state change
+// (reason "policy: <ns>/<name>", message "<State>; <message>", on the owning
+// Policy when there is one, else on the ConfigurationPolicy).
+//
+// Finalizer: policy.open-cluster-management.io/delete-related-objects, added
+// while pruneObjectBehavior is DeleteAll or DeleteIfCreated, so the objects
+// can be pruned before the policy goes.
+//
+// Evaluation is watch-driven: an informer per kind a template names (started
+// on first use), and a change to one object re-queues only the policies whose
+// templates can match it (same kind, and same name or no name); namespace
+// changes re-queue the policies with a namespaceSelector; a new CRD re-queues
+// the policies whose kinds were unknown. evaluationInterval throttles this
+// per compliance state ("never": only when the policy's spec changes).
+//
+// Enforce creates missing objects, updates mismatched ones (a server-side
+// dry-run first: an update the apiserver would not change anything with is a
+// match, not a violation; inform uses the same check) and deletes MustNotHave
+// objects. Templates without a name are never enforced.
+package configpolicy

@@ -1,0 +1,481 @@
+package configpolicy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy/compare"
+	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
+)
+
+// errRetry marks a transient conflict (stale cache, concurrent writer): the
+// policy is evaluated again shortly and no status is written now.
+var errRetry = errors.New("retry")
+
+// reconcile evaluates one policy: get, finalizer, throttle, evaluate,
+// enforce, status. It returns when to evaluate again (0: on the next change).
+func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, error) {
+	obj, exists, err := r.policy.GetStore().GetByKey(key)
+	if err != nil {
+		return 0, err
+	}
+	if !exists {
+		r.forget(key)
+		return 0, nil
+	}
+	u := obj.(*unstructured.Unstructured).DeepCopy()
+	p := &policyv1.ConfigurationPolicy{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
+		return 0, r.writeUnreadable(ctx, u, err)
+	}
+	if p.DeletionTimestamp != nil {
+		return 0, r.finalize(ctx, key, u, p)
+	}
+	if u, err = r.ensureFinalizer(ctx, u, p); err != nil {
+		return 0, err
+	}
+	if wait, skip := r.throttle(key, p); skip {
+		return wait, nil
+	}
+
+	start := r.opts.Now()
+	res := evaluate.Policy(p, &cluster{w: r.watches, mapper: r.mapper})
+	r.listen(key, p, res)
+	r.confirmMismatches(ctx, res)
+	if res.Enforce {
+		if err := r.enforce(ctx, res); err != nil {
+			return 0, err
+		}
+	}
+	status := res.Status(&p.Status, start)
+	if err := r.writeStatus(ctx, u, p, res, status); err != nil {
+		return 0, err
+	}
+	elapsed := r.opts.Now().Sub(start)
+	r.opts.Metrics.EvaluationSeconds.Observe(elapsed.Seconds())
+	r.opts.Metrics.Evaluations.WithLabelValues(string(status.ComplianceState)).Inc()
+	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
+
+	r.mu.Lock()
+	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState}
+	r.mu.Unlock()
+	d, _ := interval(p, status.ComplianceState)
+	return d, nil
+}
+
+func (r *Runner) forget(key string) {
+	r.mu.Lock()
+	delete(r.state, key)
+	delete(r.unknown, key)
+	r.mu.Unlock()
+	r.watches.setInterests(key, nil)
+	if ns, name, err := cache.SplitMetaNamespaceKey(key); err == nil {
+		r.opts.Metrics.GovernanceInfo.DeleteLabelValues("ConfigurationPolicy", name, ns)
+	}
+}
+
+// interval is the evaluationInterval for a state; never is true for "never".
+func interval(p *policyv1.ConfigurationPolicy, s policyv1.ComplianceState) (d time.Duration, never bool) {
+	v := p.Spec.EvaluationInterval.NonCompliant
+	if s == policyv1.Compliant {
+		v = p.Spec.EvaluationInterval.Compliant
+	}
+	if strings.EqualFold(v, "never") {
+		return 0, true
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, false
+	}
+	return d, false
+}
+
+// throttle applies evaluationInterval: skip is true when the policy must not
+// be evaluated now; wait is when to look again.
+func (r *Runner) throttle(key string, p *policyv1.ConfigurationPolicy) (wait time.Duration, skip bool) {
+	r.mu.Lock()
+	st := r.state[key]
+	r.mu.Unlock()
+	if st == nil {
+		// After a restart, "never" still holds for the generation in the status.
+		_, never := interval(p, p.Status.ComplianceState)
+		return 0, never && p.Status.LastEvaluatedGeneration == p.Generation && p.Generation != 0
+	}
+	if st.generation != p.Generation {
+		return 0, false
+	}
+	d, never := interval(p, st.compliance)
+	if never {
+		return 0, true
+	}
+	if since := r.opts.Now().Sub(st.lastEval); d > 0 && since < d {
+		return d - since, true
+	}
+	return 0, false
+}
+
+// listen records which objects should re-trigger this policy.
+func (r *Runner) listen(key string, p *policyv1.ConfigurationPolicy, res *evaluate.Result) {
+	in := map[schema.GroupVersionResource]*interest{}
+	unknown := false
+	for _, t := range res.Templates {
+		var uk *evaluate.UnknownKindError
+		if errors.As(t.Error, &uk) {
+			unknown = true
+		}
+		if t.Mapping.Resource == "" {
+			continue
+		}
+		gvr := t.Mapping.GVR()
+		i := in[gvr]
+		if i == nil {
+			i = &interest{names: map[string]bool{}}
+			in[gvr] = i
+		}
+		if t.Unnamed {
+			i.anyName = true
+		} else {
+			i.names[t.Name] = true
+		}
+	}
+	sel := p.Spec.NamespaceSelector
+	if len(sel.Include)+len(sel.Exclude)+len(sel.MatchLabels)+len(sel.MatchExpressions) > 0 {
+		in[namespacesGVR] = &interest{anyName: true}
+	}
+	r.watches.setInterests(key, in)
+	r.mu.Lock()
+	if unknown {
+		r.unknown[key] = true
+	} else {
+		delete(r.unknown, key)
+	}
+	r.mu.Unlock()
+}
+
+// confirmMismatches asks the apiserver (server-side dry-run update) whether a
+// mismatch would change anything: defaulting and normalisation can make a
+// template look different from an object the update would leave as it is.
+func (r *Runner) confirmMismatches(ctx context.Context, res *evaluate.Result) {
+	for _, t := range res.Templates {
+		for _, f := range t.Findings {
+			if f.Outcome != evaluate.Mismatch || f.Action != evaluate.Update {
+				continue
+			}
+			got, err := r.resource(f).Update(ctx, f.Desired, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: r.opts.EventSource})
+			if err != nil {
+				r.log.V(1).Info("server-side dry-run failed; keeping the local comparison", "object", f.Name, "error", err.Error())
+				continue
+			}
+			if sameObject(f.Live, got) {
+				f.Outcome, f.Action, f.Mismatches, f.Diff, f.Desired = evaluate.Matches, evaluate.None, nil, "", nil
+				continue
+			}
+			if t.RecordDiff != policyv1.RecordDiffNone {
+				f.Diff = compare.Diff(f.Name, f.Live.Object, got.Object)
+			}
+			if t.RecordDiff == policyv1.RecordDiffLog && f.Diff != "" {
+				r.log.Info("object differs from its template", "policy", res.Policy.Namespace+"/"+res.Policy.Name, "object", f.Name, "diff", f.Diff)
+			}
+		}
+	}
+}
+
+// sameObject compares two versions of an object without the fields the
+// apiserver changes on every write.
+func sameObject(a, b *unstructured.Unstructured) bool {
+	strip := func(u *unstructured.Unstructured) map[string]any {
+		c := runtime.DeepCopyJSON(u.Object)
+		if md, ok := c["metadata"].(map[string]any); ok {
+			delete(md, "managedFields")
+			delete(md, "resourceVersion")
+			delete(md, "generation")
+		}
+		return c
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+func (r *Runner) resource(f *evaluate.Finding) dynamicResource {
+	ri := r.dyn.Resource(f.Mapping.GVR())
+	if f.Namespace != "" {
+		return ri.Namespace(f.Namespace)
+	}
+	return ri
+}
+
+// enforce carries out the planned actions and records their outcome.
+func (r *Runner) enforce(ctx context.Context, res *evaluate.Result) error {
+	for _, f := range res.Actions() {
+		var err error
+		switch f.Action {
+		case evaluate.Create:
+			var got *unstructured.Unstructured
+			got, err = r.resource(f).Create(ctx, f.Desired, metav1.CreateOptions{FieldManager: r.opts.EventSource})
+			if err == nil {
+				f.CreatedByPolicy, f.UID = true, string(got.GetUID())
+			}
+			if apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("%s %s: created meanwhile: %w", f.Mapping.Resource, f.Name, errRetry)
+			}
+		case evaluate.Update:
+			_, err = r.resource(f).Update(ctx, f.Desired, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
+			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s %s: changed meanwhile: %w", f.Mapping.Resource, f.Name, errRetry)
+			}
+		case evaluate.Delete:
+			uid := f.Live.GetUID()
+			err = r.resource(f).Delete(ctx, f.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if apierrors.IsNotFound(err) {
+				err = nil
+			}
+			if apierrors.IsConflict(err) {
+				return fmt.Errorf("%s %s: replaced meanwhile: %w", f.Mapping.Resource, f.Name, errRetry)
+			}
+		}
+		if err != nil {
+			f.ApplyError = err
+			continue
+		}
+		f.Applied = f.Action
+		r.log.Info("enforced", "policy", res.Policy.Namespace+"/"+res.Policy.Name, "action", string(f.Action),
+			"resource", f.Mapping.Resource, "namespace", f.Namespace, "name", f.Name)
+	}
+	return nil
+}
+
+// writeStatus writes the status when it changed, and records a history entry
+// and a compliance event when the compliance message changed.
+func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
+	res *evaluate.Result, status policyv1.ConfigurationPolicyStatus) error {
+	msg := res.EventMessage()
+	if len(p.Status.History) == 0 || p.Status.History[0].Message != msg {
+		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
+		name := r.emitEvent(ctx, p, status.ComplianceState, msg, now)
+		status.History = append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg, EventName: name}}, p.Status.History...)
+		if len(status.History) > policyv1.MaxHistory {
+			status.History = status.History[:policyv1.MaxHistory]
+		}
+	}
+	if statusEqual(p.Status, status) {
+		return nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
+	if err != nil {
+		return err
+	}
+	u.Object["status"] = m
+	_, err = r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
+	}
+	return err
+}
+
+// statusEqual ignores lastEvaluated: a status is rewritten only when what it
+// says changed.
+func statusEqual(a, b policyv1.ConfigurationPolicyStatus) bool {
+	a.LastEvaluated, b.LastEvaluated = "", ""
+	return reflect.DeepEqual(a, b)
+}
+
+// emitEvent records a compliance event on the owning Policy (when the
+// ConfigurationPolicy has one) or on the ConfigurationPolicy, and returns its name.
+func (r *Runner) emitEvent(ctx context.Context, p *policyv1.ConfigurationPolicy, state policyv1.ComplianceState, msg string, now metav1.Time) string {
+	ref := corev1.ObjectReference{
+		APIVersion: policyv1.GroupVersion.String(), Kind: "ConfigurationPolicy",
+		Namespace: p.Namespace, Name: p.Name, UID: p.UID,
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Kind == "Policy" && strings.HasPrefix(o.APIVersion, policyv1.GroupName+"/") {
+			ref = corev1.ObjectReference{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name, UID: o.UID}
+		}
+	}
+	typ := corev1.EventTypeWarning
+	if state == policyv1.Compliant {
+		typ = corev1.EventTypeNormal
+	}
+	ev := &corev1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, r.opts.Now().UnixNano()), Namespace: p.Namespace},
+		InvolvedObject:      ref,
+		Reason:              "policy: " + p.Namespace + "/" + p.Name,
+		Message:             msg,
+		Type:                typ,
+		Source:              corev1.EventSource{Component: r.opts.EventSource},
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		ReportingController: r.opts.EventSource,
+	}
+	got, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, ev, metav1.CreateOptions{})
+	if err != nil {
+		r.log.Error(err, "cannot record compliance event", "policy", p.Namespace+"/"+p.Name)
+		return ""
+	}
+	return got.Name
+}
+
+// writeUnreadable marks a policy the engine cannot decode as NonCompliant.
+func (r *Runner) writeUnreadable(ctx context.Context, u *unstructured.Unstructured, cause error) error {
+	msg := fmt.Sprintf("the policy cannot be read: %v", cause)
+	if cur, _, _ := unstructured.NestedString(u.Object, "status", "compliant"); cur == string(policyv1.NonCompliant) {
+		if d, _, _ := unstructured.NestedSlice(u.Object, "status", "compliancyDetails"); len(d) == 1 && strings.Contains(fmt.Sprint(d), msg) {
+			return nil
+		}
+	}
+	u.Object["status"] = map[string]any{
+		"compliant": string(policyv1.NonCompliant),
+		"compliancyDetails": []any{map[string]any{
+			"Compliant": string(policyv1.NonCompliant),
+			"conditions": []any{map[string]any{
+				"type": evaluate.Violation, "status": "True", "reason": "K8s error", "message": msg,
+				"lastTransitionTime": r.opts.Now().UTC().Format(time.RFC3339),
+			}},
+		}},
+	}
+	_, err := r.dyn.Resource(policiesGVR).Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{})
+	return err
+}
+
+// ensureFinalizer keeps the prune finalizer exactly while pruneObjectBehavior needs it.
+func (r *Runner) ensureFinalizer(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy) (*unstructured.Unstructured, error) {
+	want := p.Spec.PruneObjectBehavior == policyv1.PruneDeleteAll || p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated
+	fins := u.GetFinalizers()
+	has := false
+	var kept []string
+	for _, f := range fins {
+		if f == Finalizer {
+			has = true
+			continue
+		}
+		kept = append(kept, f)
+	}
+	if want == has {
+		return u, nil
+	}
+	if want {
+		kept = append(fins, Finalizer)
+	}
+	u.SetFinalizers(kept)
+	got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
+	if apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("finalizer of %s/%s: %w", p.Namespace, p.Name, errRetry)
+	}
+	return got, err
+}
+
+// finalize prunes the policy's objects as pruneObjectBehavior says, then
+// removes the finalizer.
+func (r *Runner) finalize(ctx context.Context, key string, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy) error {
+	if !containsString(u.GetFinalizers(), Finalizer) {
+		r.forget(key)
+		return nil
+	}
+	if err := r.prune(ctx, p); err != nil {
+		return err
+	}
+	var kept []string
+	for _, f := range u.GetFinalizers() {
+		if f != Finalizer {
+			kept = append(kept, f)
+		}
+	}
+	patch := fmt.Sprintf(`{"metadata":{"finalizers":%s,"resourceVersion":%q}}`, jsonList(kept), u.GetResourceVersion())
+	_, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	if apierrors.IsConflict(err) {
+		return fmt.Errorf("finalizer of %s/%s: %w", p.Namespace, p.Name, errRetry)
+	}
+	if err == nil {
+		r.forget(key)
+	}
+	return err
+}
+
+// prune deletes the related objects of the policy's named MustHave and
+// MustOnlyHave templates: all of them (DeleteAll) or those it created, same
+// UID (DeleteIfCreated).
+func (r *Runner) prune(ctx context.Context, p *policyv1.ConfigurationPolicy) error {
+	type id struct{ apiVersion, kind, name string }
+	owned := map[id]bool{}
+	for i := range p.Spec.ObjectTemplates {
+		ot := &p.Spec.ObjectTemplates[i]
+		if ot.ComplianceType.Normalize() == policyv1.MustNotHave {
+			continue
+		}
+		t, err := evaluate.Template(ot)
+		if err != nil || t.GetName() == "" {
+			continue
+		}
+		owned[id{t.GetAPIVersion(), t.GetKind(), t.GetName()}] = true
+	}
+	var errs []error
+	for _, ro := range p.Status.RelatedObjects {
+		if !owned[id{ro.Object.APIVersion, ro.Object.Kind, ro.Object.Metadata.Name}] {
+			continue
+		}
+		created := ro.Properties != nil && ro.Properties.CreatedByPolicy != nil && *ro.Properties.CreatedByPolicy
+		if p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated && !created {
+			continue
+		}
+		gv, err := schema.ParseGroupVersion(ro.Object.APIVersion)
+		if err != nil {
+			continue
+		}
+		m, err := (&cluster{w: r.watches, mapper: r.mapper}).Mapping(gv.WithKind(ro.Object.Kind))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f := &evaluate.Finding{Mapping: m, Namespace: ro.Object.Metadata.Namespace, Name: ro.Object.Metadata.Name}
+		opts := metav1.DeleteOptions{}
+		if ro.Properties != nil && ro.Properties.UID != "" {
+			uid := types.UID(ro.Properties.UID)
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		err = r.resource(f).Delete(ctx, f.Name, opts)
+		switch {
+		case err == nil:
+			r.log.Info("pruned", "policy", p.Namespace+"/"+p.Name, "resource", m.Resource, "namespace", f.Namespace, "name", f.Name)
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err): // gone, or replaced by another object
+		default:
+			errs = append(errs, fmt.Errorf("prune %s %s: %w", m.Resource, f.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func jsonList(items []string) string {
+	if len(items) == 0 {
+		return "null"
+	}
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}

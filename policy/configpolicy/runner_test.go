@@ -1,0 +1,468 @@
+package configpolicy_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// One managed cluster and one engine for the whole package; every test works
+// in namespaces of its own.
+var (
+	kube    kubernetes.Interface
+	dyn     dynamic.Interface
+	metrics *configpolicy.Metrics
+)
+
+var policiesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
+
+func TestMain(m *testing.M) {
+	env, err := testenv.New(testenv.Options{Clusters: 1, NoHub: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		os.Exit(1)
+	}
+	cfg := env.Clusters[0].Config
+	kube = kubernetes.NewForConfigOrDie(cfg)
+	dyn = dynamic.NewForConfigOrDie(cfg)
+	metrics = configpolicy.NewMetrics(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := configpolicy.Start(ctx, configpolicy.Options{Config: cfg, Metrics: metrics}); err != nil {
+		fmt.Fprintln(os.Stderr, "engine:", err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	cancel()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+var ctx = context.Background()
+
+func namespace(t *testing.T, name string, labels map[string]string) string {
+	t.Helper()
+	_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return name
+}
+
+func apply(t *testing.T, ns, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(y), &u.Object))
+	gvr := policiesGVR
+	if u.GetKind() != "ConfigurationPolicy" {
+		gvr = map[string]schemaGVR{"ConfigMap": cmGVR, "Deployment": deployGVR}[u.GetKind()]
+	}
+	got, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return got
+}
+
+func getPolicy(t *testing.T, ns, name string) *policyv1.ConfigurationPolicy {
+	t.Helper()
+	u, err := dyn.Resource(policiesGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	require.NoError(t, err)
+	p := &policyv1.ConfigurationPolicy{}
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p))
+	return p
+}
+
+// waitFor waits until the policy's first template message is msg and returns the policy.
+func waitFor(t *testing.T, ns, name string, state policyv1.ComplianceState, msg string) *policyv1.ConfigurationPolicy {
+	t.Helper()
+	var p *policyv1.ConfigurationPolicy
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		p = getPolicy(t, ns, name)
+		got := ""
+		if len(p.Status.CompliancyDetails) > 0 {
+			got = p.Status.CompliancyDetails[0].Conditions[0].Message
+		}
+		assert.Equal(c, state, p.Status.ComplianceState)
+		assert.Equal(c, msg, got)
+	}, 60*time.Second, 50*time.Millisecond)
+	return p
+}
+
+func events(t *testing.T, ns, policy string) []corev1.Event {
+	t.Helper()
+	list, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("involvedObject.name", policy).String(),
+	})
+	require.NoError(t, err)
+	return list.Items
+}
+
+// Inform MustHave: NonCompliant until the object appears (watch-driven),
+// with a history entry and an event for each state.
+func TestInformMustHaveFollowsTheCluster(t *testing.T) {
+	ns := namespace(t, "inform-musthave", nil)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: need-prod}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: inform-prod}}
+`)
+	waitFor(t, ns, "need-prod", policyv1.NonCompliant, "namespaces [inform-prod] not found")
+	_, err := kube.CoreV1().Namespaces().Get(ctx, "inform-prod", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "inform must not create")
+
+	namespace(t, "inform-prod", nil)
+	p := waitFor(t, ns, "need-prod", policyv1.Compliant, "namespaces [inform-prod] found as specified")
+	require.Len(t, p.Status.History, 2)
+	require.Equal(t, "Compliant; notification - namespaces [inform-prod] found as specified", p.Status.History[0].Message)
+	require.Equal(t, "NonCompliant; violation - namespaces [inform-prod] not found", p.Status.History[1].Message)
+	require.Equal(t, p.Generation, p.Status.LastEvaluatedGeneration)
+	require.Equal(t, "Compliant", p.Status.RelatedObjects[0].Compliant)
+
+	evs := events(t, ns, "need-prod")
+	var msgs []string
+	for _, e := range evs {
+		require.Equal(t, "policy: "+ns+"/need-prod", e.Reason)
+		msgs = append(msgs, e.Message)
+	}
+	require.ElementsMatch(t, []string{p.Status.History[0].Message, p.Status.History[1].Message}, msgs)
+	require.Equal(t, 0.0, testutil.ToFloat64(metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", "need-prod", ns)))
+}
+
+// Enforce MustHave creates the object, records createdByPolicy and its UID,
+// and repairs drift.
+func TestEnforceMustHaveCreatesAndRepairsDrift(t *testing.T) {
+	ns := namespace(t, "enforce-musthave", nil)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: settings}
+spec:
+  remediationAction: enforce
+  object-templates:
+  - complianceType: musthave
+    objectDefinition:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata: {name: settings, namespace: enforce-musthave, labels: {team: a}}
+      data: {level: info}
+`)
+	p := waitFor(t, ns, "settings", policyv1.Compliant, "configmaps [settings] found as specified in namespace enforce-musthave")
+	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "info", cm.Data["level"])
+	props := p.Status.RelatedObjects[0].Properties
+	require.NotNil(t, props)
+	require.True(t, *props.CreatedByPolicy)
+	require.Equal(t, string(cm.UID), props.UID)
+	var hist []string
+	for _, h := range p.Status.History {
+		hist = append(hist, h.Message)
+	}
+	require.Contains(t, hist, "Compliant; notification - configmaps [settings] was created successfully in namespace enforce-musthave")
+
+	// Drift: someone changes the value and adds a key; enforce restores the
+	// value and keeps the extra key (MustHave).
+	cm.Data = map[string]string{"level": "debug", "extra": "x"}
+	_, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "settings", metav1.GetOptions{})
+		return err == nil && cm.Data["level"] == "info" && cm.Data["extra"] == "x"
+	}, 60*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		p = getPolicy(t, ns, "settings")
+		h := p.Status.History
+		return len(h) >= 2 && strings.Contains(h[1].Message, "configmaps [settings] was updated successfully") &&
+			strings.Contains(h[0].Message, "configmaps [settings] found as specified")
+	}, 60*time.Second, 50*time.Millisecond)
+	require.True(t, *p.Status.RelatedObjects[0].Properties.CreatedByPolicy, "still the object the policy created")
+}
+
+// MustOnlyHave removes what the template does not name; inform reports it.
+func TestMustOnlyHave(t *testing.T) {
+	ns := namespace(t, "mustonlyhave", nil)
+	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: exact}, data: {a: "1", b: "2"}}`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: exact}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: mustonlyhave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: exact, namespace: mustonlyhave}, data: {a: "1"}}
+`)
+	p := waitFor(t, ns, "exact", policyv1.NonCompliant, "configmaps [exact] found but not as specified in namespace mustonlyhave")
+	require.Contains(t, p.Status.RelatedObjects[0].Properties.Diff, `-  b: "2"`)
+
+	patch := []byte(`{"spec":{"remediationAction":"enforce"}}`)
+	_, err := dyn.Resource(policiesGVR).Namespace(ns).Patch(ctx, "exact", "application/merge-patch+json", patch, metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, ns, "exact", policyv1.Compliant, "configmaps [exact] found as specified in namespace mustonlyhave")
+	cm, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "exact", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"a": "1"}, cm.Data)
+}
+
+// MustNotHave: inform reports the object, enforce deletes it.
+func TestMustNotHave(t *testing.T) {
+	ns := namespace(t, "mustnothave", nil)
+	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: legacy}, data: {a: "1"}}`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: no-legacy}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: mustnothave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: legacy, namespace: mustnothave}}
+`)
+	waitFor(t, ns, "no-legacy", policyv1.NonCompliant, "configmaps [legacy] found in namespace mustnothave")
+	_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "legacy", metav1.GetOptions{})
+	require.NoError(t, err, "inform must not delete")
+	require.Equal(t, 1.0, testutil.ToFloat64(metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", "no-legacy", ns)))
+
+	_, err = dyn.Resource(policiesGVR).Namespace(ns).Patch(ctx, "no-legacy", "application/merge-patch+json",
+		[]byte(`{"spec":{"remediationAction":"enforce"}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, ns, "no-legacy", policyv1.Compliant, "configmaps [legacy] missing as expected in namespace mustnothave")
+	_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "legacy", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err))
+	p := getPolicy(t, ns, "no-legacy")
+	var hist []string
+	for _, h := range p.Status.History {
+		hist = append(hist, h.Message)
+	}
+	require.Contains(t, hist, "Compliant; notification - configmaps [legacy] was deleted successfully in namespace mustnothave")
+}
+
+// pruneObjectBehavior on deletion: DeleteIfCreated removes only what the
+// policy created; DeleteAll removes everything its templates name.
+func TestPruneOnPolicyDeletion(t *testing.T) {
+	for _, tc := range []struct {
+		behavior       string
+		createdRemains bool
+		foundRemains   bool
+	}{
+		{"DeleteIfCreated", false, true},
+		{"DeleteAll", false, false},
+		{"None", true, true},
+	} {
+		t.Run(tc.behavior, func(t *testing.T) {
+			ns := namespace(t, "prune-"+strings.ToLower(tc.behavior), nil)
+			apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: found}, data: {a: "1"}}`)
+			apply(t, ns, fmt.Sprintf(`
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: pruned}
+spec:
+  remediationAction: enforce
+  pruneObjectBehavior: %s
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: created, namespace: %s}, data: {a: "1"}}
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: found, namespace: %s}, data: {a: "1"}}
+`, tc.behavior, ns, ns))
+			require.Eventually(t, func() bool {
+				p := getPolicy(t, ns, "pruned")
+				return p.Status.ComplianceState == policyv1.Compliant && len(p.Status.RelatedObjects) == 2 &&
+					p.Status.RelatedObjects[0].Properties != nil && p.Status.RelatedObjects[0].Properties.CreatedByPolicy != nil
+			}, 60*time.Second, 50*time.Millisecond)
+			if tc.behavior != "None" {
+				require.Contains(t, getPolicy(t, ns, "pruned").Finalizers, configpolicy.Finalizer)
+			}
+			require.NoError(t, dyn.Resource(policiesGVR).Namespace(ns).Delete(ctx, "pruned", metav1.DeleteOptions{}))
+			require.Eventually(t, func() bool {
+				_, err := dyn.Resource(policiesGVR).Namespace(ns).Get(ctx, "pruned", metav1.GetOptions{})
+				return apierrors.IsNotFound(err)
+			}, 60*time.Second, 50*time.Millisecond)
+			_, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "created", metav1.GetOptions{})
+			require.Equal(t, tc.createdRemains, err == nil, "created: %v", err)
+			_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "found", metav1.GetOptions{})
+			require.Equal(t, tc.foundRemains, err == nil, "found: %v", err)
+		})
+	}
+}
+
+// namespaceSelector by labels: a namespace that gains the label is governed
+// too, without touching the policy.
+func TestNamespaceSelectorLabels(t *testing.T) {
+	ns := namespace(t, "selector-policies", nil)
+	namespace(t, "selector-a", map[string]string{"quota": "yes"})
+	namespace(t, "selector-b", nil)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: marker}
+spec:
+  remediationAction: enforce
+  namespaceSelector: {matchLabels: {quota: "yes"}}
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: marker}, data: {a: "1"}}
+`)
+	waitFor(t, ns, "marker", policyv1.Compliant, "configmaps [marker] found as specified in namespace selector-a")
+	_, err := kube.CoreV1().ConfigMaps("selector-b").Get(ctx, "marker", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err))
+
+	b, err := kube.CoreV1().Namespaces().Get(ctx, "selector-b", metav1.GetOptions{})
+	require.NoError(t, err)
+	b.Labels["quota"] = "yes"
+	_, err = kube.CoreV1().Namespaces().Update(ctx, b, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	waitFor(t, ns, "marker", policyv1.Compliant, "configmaps [marker] found as specified in namespaces: selector-a, selector-b")
+}
+
+// A policy naming a kind the cluster does not serve is NonCompliant with a
+// message that says so; other policies are evaluated as usual.
+func TestUnknownKindDoesNotAffectOthers(t *testing.T) {
+	ns := namespace(t, "unknown-kind", nil)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: widgets}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: example.com/v1, kind: Widget, metadata: {name: w, namespace: unknown-kind}}
+`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: fine}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: unknown-kind}}
+`)
+	waitFor(t, ns, "widgets", policyv1.NonCompliant,
+		"object-templates[0]: the kind Widget (apiVersion example.com/v1) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?")
+	waitFor(t, ns, "fine", policyv1.Compliant, "namespaces [unknown-kind] found as specified")
+}
+
+// The server-side dry-run recognises an update that would change nothing:
+// MustOnlyHave on a Deployment whose live containers carry defaulted fields.
+func TestDryRunRecognisesDefaults(t *testing.T) {
+	ns := namespace(t, "dryrun-defaults", nil)
+	apply(t, ns, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: web}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: mustonlyhave
+    objectDefinition:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, namespace: dryrun-defaults}
+      spec:
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            containers: [{name: web, image: "nginx:1.27"}]
+`)
+	waitFor(t, ns, "web", policyv1.Compliant, "deployments [web] found as specified in namespace dryrun-defaults")
+}
+
+// evaluationInterval "never" for Compliant: object changes are not evaluated
+// until the policy itself changes.
+func TestEvaluationIntervalNever(t *testing.T) {
+	ns := namespace(t, "interval-never", nil)
+	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: once}
+spec:
+  remediationAction: inform
+  evaluationInterval: {compliant: never}
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: interval-never}, data: {a: "1"}}
+`)
+	waitFor(t, ns, "once", policyv1.Compliant, "configmaps [c] found as specified in namespace interval-never")
+	// A sibling policy watching the same object proves the change was seen.
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: always}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: interval-never}, data: {a: "1"}}
+`)
+	waitFor(t, ns, "always", policyv1.Compliant, "configmaps [c] found as specified in namespace interval-never")
+	require.NoError(t, kube.CoreV1().ConfigMaps(ns).Delete(ctx, "c", metav1.DeleteOptions{}))
+	waitFor(t, ns, "always", policyv1.NonCompliant, "configmaps [c] not found in namespace interval-never")
+	require.Equal(t, policyv1.Compliant, getPolicy(t, ns, "once").Status.ComplianceState)
+
+	// Changing the policy evaluates it again.
+	_, err := dyn.Resource(policiesGVR).Namespace(ns).Patch(ctx, "once", "application/merge-patch+json",
+		[]byte(`{"spec":{"severity":"high"}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	waitFor(t, ns, "once", policyv1.NonCompliant, "configmaps [c] not found in namespace interval-never")
+}
+
+type schemaGVR = schema.GroupVersionResource
+
+var (
+	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+// What the apiserver refuses is reported, not lost: enforce into a namespace
+// that does not exist stays NonCompliant with the apiserver's reason.
+func TestEnforceRefusedIsReported(t *testing.T) {
+	ns := namespace(t, "refused", nil)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: nowhere}
+spec:
+  remediationAction: enforce
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: does-not-exist}, data: {a: "1"}}
+`)
+	p := waitFor(t, ns, "nowhere", policyv1.NonCompliant,
+		`configmaps [c] could not be created in namespace does-not-exist: namespaces "does-not-exist" not found`)
+	require.Equal(t, "K8s create failed", p.Status.RelatedObjects[0].Reason)
+}

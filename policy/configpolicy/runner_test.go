@@ -149,6 +149,8 @@ spec:
 	}
 	require.ElementsMatch(t, []string{p.Status.History[0].Message, p.Status.History[1].Message}, msgs)
 	require.Equal(t, 0.0, testutil.ToFloat64(metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", "need-prod", ns)))
+	require.Positive(t, testutil.ToFloat64(metrics.Evaluations.WithLabelValues("Compliant")))
+	require.Positive(t, testutil.CollectAndCount(metrics.EvaluationSeconds))
 }
 
 // Enforce MustHave creates the object, records createdByPolicy and its UID,
@@ -363,6 +365,27 @@ spec:
 	waitFor(t, ns, "widgets", policyv1.NonCompliant,
 		"object-templates[0]: the kind Widget (apiVersion example.com/v1) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?")
 	waitFor(t, ns, "fine", policyv1.Compliant, "namespaces [unknown-kind] found as specified")
+
+	// Installing the CRD re-evaluates the policy: the kind is now known.
+	crd := &unstructured.Unstructured{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`), &crd.Object))
+	crdGVR := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	_, err := dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitFor(t, ns, "widgets", policyv1.NonCompliant, "widgets [w] not found in namespace unknown-kind")
 }
 
 // The server-side dry-run recognises an update that would change nothing:

@@ -9,6 +9,8 @@ func newCreateCommand() *cobra.Command {
 		Use:   "create",
 		Short: "Create fleet resources (works, placements, cluster sets, ...)",
 	}
-	cmd.AddCommand()
+	cmd.AddCommand(
+		newCreatePlacementCommand(),
+	)
 	return cmd
 }

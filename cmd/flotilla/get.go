@@ -12,6 +12,7 @@ func newGetCommand() *cobra.Command {
 	cmd.AddCommand(
 		newGetClustersCommand(),
 		newGetTokenCommand(),
+		newGetPlacementsCommand(),
 	)
 	return cmd
 }

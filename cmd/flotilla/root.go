@@ -43,6 +43,7 @@ func newRootCommand() *cobra.Command {
 		newCreateCommand(),
 		newDeleteCommand(),
 		newHubCommand(), newKlusterletCommand(), newInitCommand(), newJoinCommand(), newAcceptCommand(), newUnjoinCommand(),
+		newClusterSetCommand(),
 	)
 	return root
 }

@@ -1,0 +1,210 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CreateOptions describes a Placement to create.
+type CreateOptions struct {
+	// Name of the Placement. Required.
+	Name string
+	// Namespace of the Placement. Default "default".
+	Namespace string
+	// ClusterSets restricts selection to these bound sets. Default: all bound sets.
+	ClusterSets []string
+	// Labels the clusters must carry (one predicate, ANDed). Default: none.
+	Labels map[string]string
+	// NumberOfClusters caps the selection. Default nil: every matching cluster.
+	NumberOfClusters *int32
+}
+
+// CreatePlacement creates the Placement and returns it.
+func CreatePlacement(ctx context.Context, c client.Client, opts CreateOptions) (*clusterv1beta1.Placement, error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("placement name %q is invalid: %s", opts.Name, strings.Join(errs, "; "))
+	}
+	if opts.NumberOfClusters != nil && *opts.NumberOfClusters < 0 {
+		return nil, fmt.Errorf("--number %d must not be negative", *opts.NumberOfClusters)
+	}
+	p := &clusterv1beta1.Placement{
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace},
+		Spec:       clusterv1beta1.PlacementSpec{ClusterSets: opts.ClusterSets, NumberOfClusters: opts.NumberOfClusters},
+	}
+	if len(opts.Labels) > 0 {
+		p.Spec.Predicates = []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+			LabelSelector: metav1.LabelSelector{MatchLabels: opts.Labels}}}}
+	}
+	if err := c.Create(ctx, p); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("placement %s/%s already exists", opts.Namespace, opts.Name)
+		}
+		return nil, fmt.Errorf("create placement %s/%s: %w", opts.Namespace, opts.Name, err)
+	}
+	return p, nil
+}
+
+// PlacementView is a Placement with the clusters its decisions select.
+type PlacementView struct {
+	clusterv1beta1.Placement `json:",inline"`
+	// SelectedClusters are the decided clusters, sorted.
+	SelectedClusters []string `json:"selectedClusters"`
+}
+
+// ListOptions selects Placements to list.
+type ListOptions struct {
+	// Namespace to list in. Default "": all namespaces.
+	Namespace string
+}
+
+// ListPlacements returns the Placements with their selected clusters, sorted by
+// namespace and name.
+func ListPlacements(ctx context.Context, c client.Client, opts ListOptions) ([]PlacementView, error) {
+	var ps clusterv1beta1.PlacementList
+	if err := c.List(ctx, &ps, client.InNamespace(opts.Namespace)); err != nil {
+		return nil, fmt.Errorf("list placements: %w", err)
+	}
+	var ds clusterv1beta1.PlacementDecisionList
+	if err := c.List(ctx, &ds, client.InNamespace(opts.Namespace)); err != nil {
+		return nil, fmt.Errorf("list placement decisions: %w", err)
+	}
+	decided := map[string][]string{}
+	for _, d := range ds.Items {
+		key := d.Namespace + "/" + d.Labels[clusterv1beta1.PlacementLabel]
+		for _, cd := range d.Status.Decisions {
+			decided[key] = append(decided[key], cd.ClusterName)
+		}
+	}
+	out := make([]PlacementView, 0, len(ps.Items))
+	for _, p := range ps.Items {
+		p.APIVersion, p.Kind = clusterv1beta1.GroupVersion.String(), "Placement"
+		clusters := decided[p.Namespace+"/"+p.Name]
+		sort.Strings(clusters)
+		if clusters == nil {
+			clusters = []string{}
+		}
+		out = append(out, PlacementView{Placement: p, SelectedClusters: clusters})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// SetOptions puts clusters into a set.
+type SetOptions struct {
+	// Set is the ManagedClusterSet. Created (ExclusiveClusterSetLabel) when missing. Required.
+	Set string
+	// Clusters to move into the set. Required.
+	Clusters []string
+	// Progress receives one line per step. Default: discarded.
+	Progress io.Writer
+}
+
+// SetClusterSet labels each cluster cluster.open-cluster-management.io/clusterset=<set>,
+// creating the set first if needed. Every missing cluster is reported; the others
+// are still moved.
+func SetClusterSet(ctx context.Context, c client.Client, opts SetOptions) error {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if errs := validation.IsDNS1123Label(opts.Set); len(errs) > 0 {
+		return fmt.Errorf("cluster set name %q is invalid: %s", opts.Set, strings.Join(errs, "; "))
+	}
+	if len(opts.Clusters) == 0 {
+		return errors.New("name at least one cluster with --clusters")
+	}
+	var set clusterv1beta2.ManagedClusterSet
+	if err := c.Get(ctx, client.ObjectKey{Name: opts.Set}, &set); apierrors.IsNotFound(err) {
+		set = clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: opts.Set}, Spec: clusterv1beta2.ManagedClusterSetSpec{
+			ClusterSelector: clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.ExclusiveClusterSetLabel}}}
+		if err := c.Create(ctx, &set); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ManagedClusterSet %q: %w", opts.Set, err)
+		}
+		fmt.Fprintf(opts.Progress, "ManagedClusterSet %q created\n", opts.Set)
+	} else if err != nil {
+		return fmt.Errorf("get ManagedClusterSet %q: %w", opts.Set, err)
+	} else if t := set.Spec.ClusterSelector.SelectorType; t != "" && t != clusterv1beta2.ExclusiveClusterSetLabel {
+		return fmt.Errorf("ManagedClusterSet %q selects clusters by %s; change the clusters' labels to match its selector instead", opts.Set, t)
+	}
+	var errs []error
+	for _, name := range opts.Clusters {
+		var mc clusterv1.ManagedCluster
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &mc); err != nil {
+			if apierrors.IsNotFound(err) {
+				err = fmt.Errorf("cluster %q not found", name)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if mc.Labels[clusterv1beta2.ClusterSetLabel] == opts.Set {
+			fmt.Fprintf(opts.Progress, "cluster %s is already in set %s\n", name, opts.Set)
+			continue
+		}
+		patch := client.MergeFrom(mc.DeepCopy())
+		if mc.Labels == nil {
+			mc.Labels = map[string]string{}
+		}
+		mc.Labels[clusterv1beta2.ClusterSetLabel] = opts.Set
+		if err := c.Patch(ctx, &mc, patch); err != nil {
+			errs = append(errs, fmt.Errorf("move cluster %q into set %q: %w", name, opts.Set, err))
+			continue
+		}
+		fmt.Fprintf(opts.Progress, "cluster %s moved into set %s\n", name, opts.Set)
+	}
+	return errors.Join(errs...)
+}
+
+// BindOptions binds a set to a namespace.
+type BindOptions struct {
+	// Set is the ManagedClusterSet to bind. Required.
+	Set string
+	// Namespace to bind it to. Default "default".
+	Namespace string
+}
+
+// BindClusterSet creates the ManagedClusterSetBinding <set> in the namespace. It
+// is not an error when the binding already exists. The hub refuses the binding
+// when the caller may not create managedclustersets/bind for the set.
+func BindClusterSet(ctx context.Context, c client.Client, opts BindOptions) (created bool, err error) {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if opts.Set == "" {
+		return false, errors.New("name the cluster set to bind")
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: opts.Namespace}, &corev1.Namespace{}); apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("namespace %q does not exist on the hub; create it first", opts.Namespace)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Name: opts.Set}, &clusterv1beta2.ManagedClusterSet{}); apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("ManagedClusterSet %q does not exist; create it with `flotilla clusterset set %s --clusters ...`", opts.Set, opts.Set)
+	}
+	b := &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: opts.Set, Namespace: opts.Namespace},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: opts.Set}}
+	if err := c.Create(ctx, b); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("bind ManagedClusterSet %q to namespace %q: %w", opts.Set, opts.Namespace, err)
+	}
+	return true, nil
+}

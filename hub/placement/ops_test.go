@@ -1,0 +1,58 @@
+package placement_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/hub/placement/ops"
+)
+
+// TestOps drives the CLI's operations end to end: set, bind, create, list.
+func TestOps(t *testing.T) {
+	ctx := t.Context()
+	require.NoError(t, hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}}))
+	for _, n := range []string{"ops-1", "ops-2"} {
+		require.NoError(t, hub.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"tier": n}}}))
+	}
+
+	var progress bytes.Buffer
+	err := ops.SetClusterSet(ctx, hub, ops.SetOptions{Set: "ops", Clusters: []string{"ops-1", "ops-2", "ops-missing"}, Progress: &progress})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `cluster "ops-missing" not found`)
+	assert.Contains(t, progress.String(), `ManagedClusterSet "ops" created`)
+	assert.Contains(t, progress.String(), "cluster ops-2 moved into set ops")
+
+	_, err = ops.BindClusterSet(ctx, hub, ops.BindOptions{Set: "ops", Namespace: "ops-nowhere"})
+	assert.ErrorContains(t, err, `namespace "ops-nowhere" does not exist`)
+	_, err = ops.BindClusterSet(ctx, hub, ops.BindOptions{Set: "ops-ghost", Namespace: "ops"})
+	assert.ErrorContains(t, err, `ManagedClusterSet "ops-ghost" does not exist`)
+	created, err := ops.BindClusterSet(ctx, hub, ops.BindOptions{Set: "ops", Namespace: "ops"})
+	require.NoError(t, err)
+	assert.True(t, created)
+	created, err = ops.BindClusterSet(ctx, hub, ops.BindOptions{Set: "ops", Namespace: "ops"})
+	require.NoError(t, err, "binding twice is fine")
+	assert.False(t, created)
+
+	one := int32(1)
+	_, err = ops.CreatePlacement(ctx, hub, ops.CreateOptions{Name: "pick", Namespace: "ops", ClusterSets: []string{"ops"},
+		Labels: map[string]string{"tier": "ops-2"}, NumberOfClusters: &one})
+	require.NoError(t, err)
+	_, err = ops.CreatePlacement(ctx, hub, ops.CreateOptions{Name: "pick", Namespace: "ops"})
+	assert.ErrorContains(t, err, "already exists")
+	_, err = ops.CreatePlacement(ctx, hub, ops.CreateOptions{Name: "Bad_Name", Namespace: "ops"})
+	assert.ErrorContains(t, err, "is invalid")
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		views, err := ops.ListPlacements(ctx, hub, ops.ListOptions{Namespace: "ops"})
+		assert.NoError(c, err)
+		if assert.Len(c, views, 1) {
+			assert.Equal(c, []string{"ops-2"}, views[0].SelectedClusters)
+		}
+	}, timeout, tick)
+}

@@ -1,9 +1,34 @@
 package work
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
+
+// WebhookPath is where the ManifestWork validating webhook is served.
+const WebhookPath = "/validate-manifestwork"
+
+// ReasonNotAClusterNamespace is the reason of the Warning event on a
+// ManifestWork created in a namespace that belongs to no managed cluster.
+const ReasonNotAClusterNamespace = "NotAClusterNamespace"
 
 // Options configures the hub side of work distribution. Every field documents its default.
 type Options struct {
@@ -16,9 +41,114 @@ type Options struct {
 // and the ManifestWork admission handler on mgr.GetWebhookServer().
 //
 // CONTRACT (the hub wiring in hub/ calls this): keep this signature.
-func Setup(mgr ctrl.Manager, opts Options) error { return nil }
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if err := workv1.Install(mgr.GetScheme()); err != nil {
+		return err
+	}
+	if err := clusterv1.Install(mgr.GetScheme()); err != nil {
+		return err
+	}
+	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
+		decoder: admission.NewDecoder(mgr.GetScheme()),
+		reader:  mgr.GetAPIReader(),
+		limit:   opts.ManifestLimit,
+	}})
+	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
+	skip := true
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("manifestwork-namespace-check").
+		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(r)
+}
 
 // Webhooks returns the validating webhooks this package serves. ClientConfig.URL
 // holds only the path (for example "/validate-manifestwork"); the hub prefixes its
 // own base URL and sets CABundle when it registers them.
-func Webhooks() []admissionregistrationv1.ValidatingWebhook { return nil }
+func Webhooks() []admissionregistrationv1.ValidatingWebhook {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	equivalent := admissionregistrationv1.Equivalent
+	return []admissionregistrationv1.ValidatingWebhook{{
+		Name:         "manifestworkvalidators.admission.work.open-cluster-management.io",
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To(WebhookPath)},
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+			Rule: admissionregistrationv1.Rule{
+				APIGroups:   []string{workv1.GroupName},
+				APIVersions: []string{"v1"},
+				Resources:   []string{"manifestworks"},
+			},
+		}},
+		FailurePolicy:           &fail,
+		MatchPolicy:             &equivalent,
+		SideEffects:             &none,
+		AdmissionReviewVersions: []string{"v1"},
+		TimeoutSeconds:          ptr.To[int32](10),
+	}}
+}
+
+// validator admits ManifestWorks whose manifests pass Validate, and warns when
+// the namespace belongs to no managed cluster.
+type validator struct {
+	decoder admission.Decoder
+	reader  client.Reader
+	limit   int
+}
+
+func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	work := &workv1.ManifestWork{}
+	if err := v.decoder.Decode(req, work); err != nil {
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the ManifestWork: %w", err))
+	}
+	if problems := Validate(work, v.limit); len(problems) > 0 {
+		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s is invalid: %s", req.Namespace, work.Name, strings.Join(problems, "; ")))
+	}
+	resp := admission.Allowed("")
+	if req.Operation == admissionv1.Create {
+		if ok, err := isClusterNamespace(ctx, v.reader, req.Namespace); err == nil && !ok {
+			resp = resp.WithWarnings(notAClusterMessage(req.Namespace))
+		}
+	}
+	return resp
+}
+
+func isClusterNamespace(ctx context.Context, c client.Reader, ns string) (bool, error) {
+	err := c.Get(ctx, client.ObjectKey{Name: ns}, &clusterv1.ManagedCluster{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func notAClusterMessage(ns string) string {
+	return fmt.Sprintf("namespace %q belongs to no managed cluster, so no agent will apply this ManifestWork; "+
+		"create it in the namespace named after the target cluster", ns)
+}
+
+// namespaceChecker reports ManifestWorks that sit in a namespace no managed
+// cluster owns, with a Warning event on the work, instead of letting them be
+// silently ignored.
+type namespaceChecker struct {
+	client   client.Client
+	recorder events.EventRecorder
+}
+
+func (r *namespaceChecker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	work := &workv1.ManifestWork{}
+	if err := r.client.Get(ctx, req.NamespacedName, work); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if work.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	ok, err := isClusterNamespace(ctx, r.client, work.Namespace)
+	if err != nil || ok {
+		return ctrl.Result{}, err
+	}
+	r.recorder.Eventf(work, nil, corev1.EventTypeWarning, ReasonNotAClusterNamespace, "Check", "%s", notAClusterMessage(work.Namespace))
+	return ctrl.Result{}, nil
+}

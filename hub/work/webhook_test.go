@@ -1,0 +1,192 @@
+package work_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"flotilla.dev/flotilla/hub/scheme"
+	work "flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+const testLimit = 16 * 1024
+
+// warnings collects admission warnings the apiserver passes back.
+type warnings struct{ got []string }
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.got = append(w.got, text) }
+
+// startHub runs work.Setup in a manager with a real webhook server and
+// registers work.Webhooks() on the hub, as the hub process does.
+func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
+	ctrl.SetLogger(logr.Discard())
+	env := testenv.Start(t, testenv.Options{})
+	certDir := t.TempDir()
+	crt, key, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.ParseIP("127.0.0.1")}, nil)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(certDir, "tls.crt"), crt, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(certDir, "tls.key"), key, 0o600))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+
+	mgr, err := ctrl.NewManager(env.Hub.Config, ctrl.Options{
+		Scheme:        scheme.New(),
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
+	})
+	require.NoError(t, err)
+	require.NoError(t, work.Setup(mgr, work.Options{ManifestLimit: testLimit}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
+	hooks := work.Webhooks()
+	require.Len(t, hooks, 1)
+	assert.Equal(t, work.WebhookPath, *hooks[0].ClientConfig.URL, "only the path: the hub adds its base URL")
+	url := fmt.Sprintf("https://127.0.0.1:%d%s", port, *hooks[0].ClientConfig.URL)
+	hooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: crt}
+	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return mgr.GetWebhookServer().StartedChecker()(nil) == nil }, 30*time.Second, 50*time.Millisecond)
+	require.NoError(t, admin.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "work-test"}, Webhooks: hooks}))
+
+	w := &warnings{}
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.WarningHandler = w
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	for _, ns := range []string{"cluster1", "not-a-cluster"} {
+		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}}))
+
+	// The apiserver picks up a new webhook configuration asynchronously: wait
+	// until an invalid work is refused.
+	probes := 0
+	require.Eventually(t, func() bool {
+		probes++
+		err := c.Create(ctx, mw("cluster1", fmt.Sprintf("probe-%d", probes), cm("app", "a", 1), cm("app", "a", 1)))
+		return err != nil && strings.Contains(err.Error(), "duplicates manifest 0")
+	}, 30*time.Second, 100*time.Millisecond, "webhook should be active")
+	return env, c, w
+}
+
+func mw(ns, name string, manifests ...string) *workv1.ManifestWork {
+	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, m := range manifests {
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(m)}})
+	}
+	return w
+}
+
+func cm(ns, name string, size int) string {
+	b, _ := json.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]interface{}{"name": name, "namespace": ns},
+		"data":     map[string]interface{}{"x": strings.Repeat("x", size)}})
+	return string(b)
+}
+
+func TestWebhook(t *testing.T) {
+	env, c, warn := startHub(t)
+	ctx := context.Background()
+
+	t.Run("valid work is admitted", func(t *testing.T) {
+		require.NoError(t, c.Create(ctx, mw("cluster1", "ok", cm("app", "a", 10), cm("app", "b", 10))))
+	})
+
+	// The CRD schema already refuses manifests without apiVersion or kind
+	// (they are embedded resources); everything else is the webhook's.
+	rejections := []struct {
+		name string
+		work *workv1.ManifestWork
+		want string
+	}{
+		{"no manifests", mw("cluster1", "none"), "spec.workload.manifests is empty"},
+		{"empty manifest", mw("cluster1", "empty", cm("app", "a", 1), `{}`), "spec.workload.manifests[1].apiVersion: Required value"},
+		{"missing name", mw("cluster1", "noname", `{"apiVersion":"v1","kind":"Secret","metadata":{"namespace":"app"}}`),
+			"manifest 0 (Secret) has no metadata.name"},
+		{"missing kind", mw("cluster1", "nokind", `{"apiVersion":"v1","metadata":{"name":"x"}}`), "spec.workload.manifests[0].kind: Required value"},
+		{"generateName", mw("cluster1", "gen", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"x-","namespace":"app"}}`),
+			`manifest 0 (ConfigMap) uses metadata.generateName "x-"`},
+		{"duplicate", mw("cluster1", "dup", cm("app", "a", 1), cm("app", "b", 1), cm("app", "a", 2)),
+			"manifest 2 (ConfigMap app/a) duplicates manifest 0"},
+		{"too large", mw("cluster1", "big", cm("app", "a", 10), cm("app", "huge", testLimit)),
+			fmt.Sprintf("more than the limit of %d bytes; the largest is manifest 1 (ConfigMap", testLimit)},
+	}
+	for _, tc := range rejections {
+		t.Run("rejects "+tc.name, func(t *testing.T) {
+			err := c.Create(ctx, tc.work)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			if !strings.Contains(tc.want, "Required value") {
+				assert.Contains(t, err.Error(), "denied the request", "refused by the webhook")
+			}
+		})
+	}
+
+	t.Run("rejects an update that breaks a work", func(t *testing.T) {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "ok"}, w))
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, w.Spec.Workload.Manifests[0])
+		err := c.Update(ctx, w)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "manifest 2 (ConfigMap app/a) duplicates manifest 0")
+	})
+
+	t.Run("a work outside a cluster namespace is reported", func(t *testing.T) {
+		warn.got = nil
+		require.NoError(t, c.Create(ctx, mw("not-a-cluster", "lost", cm("app", "a", 1))))
+		require.NotEmpty(t, warn.got, "the creator is warned")
+		assert.Contains(t, warn.got[0], `namespace "not-a-cluster" belongs to no managed cluster`)
+		cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+		require.Eventually(t, func() bool {
+			l, err := cs.EventsV1().Events("not-a-cluster").List(ctx, metav1.ListOptions{})
+			return err == nil && hasEvent(l.Items, "lost", work.ReasonNotAClusterNamespace)
+		}, 30*time.Second, 100*time.Millisecond, "a Warning event on the work")
+
+		warn.got = nil
+		require.NoError(t, c.Create(ctx, mw("cluster1", "fine", cm("app", "a", 1))))
+		assert.Empty(t, warn.got, "no warning in a cluster namespace")
+		l, err := cs.EventsV1().Events("cluster1").List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.False(t, hasEvent(l.Items, "fine", work.ReasonNotAClusterNamespace))
+	})
+}
+
+func hasEvent(evs []eventsv1.Event, name, reason string) bool {
+	for _, e := range evs {
+		if e.Regarding.Name == name && e.Reason == reason && e.Type == corev1.EventTypeWarning {
+			return true
+		}
+	}
+	return false
+}

@@ -10,6 +10,7 @@ func newCreateCommand() *cobra.Command {
 		Short: "Create fleet resources (works, placements, cluster sets, ...)",
 	}
 	cmd.AddCommand(
+		newCreateWorkCommand(),
 		newCreatePlacementCommand(),
 	)
 	return cmd

@@ -9,6 +9,8 @@ func newDeleteCommand() *cobra.Command {
 		Use:   "delete",
 		Short: "Delete fleet resources (works, placements, cluster sets, ...)",
 	}
-	cmd.AddCommand()
+	cmd.AddCommand(
+		newDeleteWorkCommand(),
+	)
 	return cmd
 }

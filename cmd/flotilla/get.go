@@ -10,6 +10,7 @@ func newGetCommand() *cobra.Command {
 		Short: "Display fleet resources (clusters, token, works, placements, ...)",
 	}
 	cmd.AddCommand(
+		newGetWorksCommand(),
 		newGetClustersCommand(),
 		newGetTokenCommand(),
 		newGetPlacementsCommand(),

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"flotilla.dev/flotilla/hub/work/ops"
+)
+
+// newCreateWorkCommand is `flotilla create work NAME -f FILE|DIR`, with
+// clusteradm's flags.
+func newCreateWorkCommand() *cobra.Command {
+	var (
+		kubeconfig, kctx string
+		files            []string
+		opts             ops.CreateOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "work NAME -f FILE|DIR",
+		Short: "Create a ManifestWork in each given cluster (or each cluster a placement selected)",
+		Example: `  flotilla create work web -f web.yaml --clusters cluster1,cluster2
+  flotilla create work web -f manifests/ --placement apps/web
+  flotilla create work web -f web.yaml --placement apps/web --replicaset
+  flotilla create work web -f web-v2.yaml --clusters cluster1 --overwrite`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			var err error
+			if opts.Manifests, err = ops.LoadManifests(files...); err != nil {
+				return err
+			}
+			c, err := hubClient(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			opts.Progress = cmd.OutOrStdout()
+			_, err = ops.CreateWorks(cmd.Context(), c, opts)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.StringSliceVarP(&files, "file", "f", nil, "manifest file or directory (YAML or JSON; repeatable)")
+	f.StringSliceVar(&opts.Clusters, "clusters", nil, "clusters to create the work in (comma-separated or repeated)")
+	f.StringVarP(&opts.Namespace, "namespace", "n", "", "a cluster namespace to create the work in; with --replicaset, the ManifestWorkReplicaSet's namespace (the placement's)")
+	f.StringVar(&opts.Placement, "placement", "", "namespace/name of a placement: create the work in every cluster it selected")
+	f.BoolVar(&opts.ReplicaSet, "replicaset", false, "create a ManifestWorkReplicaSet that follows --placement instead of works")
+	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the work where it already exists")
+	return cmd
+}

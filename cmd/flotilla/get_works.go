@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"flotilla.dev/flotilla/hub/work/ops"
+	"flotilla.dev/flotilla/internal/printer"
+)
+
+// newGetWorksCommand is `flotilla get works` (a table of works per cluster) and
+// `flotilla get work NAME --cluster c` (one work's manifests, conditions and
+// feedback values).
+func newGetWorksCommand() *cobra.Command {
+	var (
+		kubeconfig, kctx string
+		output           string
+		clusters         []string
+		cluster          string
+	)
+	cmd := &cobra.Command{
+		Use:     "works [NAME --cluster c]",
+		Aliases: []string{"work", "manifestworks", "manifestwork"},
+		Short:   "List ManifestWorks with their status, or show one work's manifests",
+		Example: `  flotilla get works
+  flotilla get works --clusters cluster1,cluster2 -o yaml
+  flotilla get work web --cluster cluster1`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := printer.Validate(output); err != nil {
+				return err
+			}
+			c, err := hubClient(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				if cluster == "" && len(clusters) == 1 {
+					cluster = clusters[0]
+				}
+				if cluster == "" {
+					return errors.New("showing one work needs its cluster: flotilla get work NAME --cluster CLUSTER")
+				}
+				w, err := ops.GetWork(cmd.Context(), c, cluster, args[0])
+				if err != nil {
+					return err
+				}
+				return printWork(cmd.OutOrStdout(), output, w)
+			}
+			if cluster != "" {
+				clusters = append(clusters, cluster)
+			}
+			works, err := ops.ListWorks(cmd.Context(), c, ops.ListOptions{Clusters: clusters})
+			if err != nil {
+				return err
+			}
+			return printWorks(cmd.OutOrStdout(), output, works, time.Now())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.StringSliceVar(&clusters, "clusters", nil, "only these clusters' works (comma-separated or repeated; default: all)")
+	f.StringVar(&cluster, "cluster", "", "the cluster of the work NAME")
+	printer.AddFlag(cmd, &output)
+	return cmd
+}

@@ -33,6 +33,7 @@ type Reconciler struct {
 	registry *scheduling.Registry
 	now      func() time.Time
 	infos    *infoCache
+	counts   *countCache
 }
 
 // Setup registers the controller with mgr.
@@ -46,7 +47,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache()}
+	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

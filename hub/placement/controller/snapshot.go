@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -48,18 +49,20 @@ func (r *Reconciler) snapshot(ctx context.Context, p *clusterv1beta1.Placement, 
 		}
 	}
 	if scheduling.NeedsDecisionCounts(p) {
-		var all clusterv1beta1.PlacementDecisionList
-		if err := r.List(ctx, &all, noCopy); err != nil {
+		counts, err := r.counts.get(ctx, r.Client, r.now())
+		if err != nil {
 			return nil, err
 		}
-		snap.DecisionCounts = map[string]int{}
-		for _, d := range all.Items {
-			if d.Namespace == p.Namespace && d.Labels[clusterv1beta1.PlacementLabel] == p.Name {
-				continue
+		own := map[string]bool{}
+		for _, c := range snap.Decided {
+			own[c] = true
+		}
+		snap.DecisionCounts = make(map[string]int, len(counts))
+		for c, n := range counts {
+			if own[c] {
+				n-- // count OTHER placements only
 			}
-			for _, cd := range d.Status.Decisions {
-				snap.DecisionCounts[cd.ClusterName]++
-			}
+			snap.DecisionCounts[c] = n
 		}
 	}
 	return snap, nil
@@ -113,4 +116,36 @@ func (c *infoCache) get(clusters []clusterv1.ManagedCluster, scores []clusterv1a
 		}
 	}
 	return out
+}
+
+// countsTTL bounds how stale the fleet-wide decision counts used by Balance may be.
+// Counting walks every PlacementDecision; doing that once per pass would make a
+// burst of N placements cost N x (all decisions).
+const countsTTL = time.Second
+
+// countCache holds, per cluster, how many placements decide on it.
+type countCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	counts map[string]int
+}
+
+func (c *countCache) get(ctx context.Context, r client.Reader, now time.Time) (map[string]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts != nil && now.Sub(c.at) < countsTTL {
+		return c.counts, nil
+	}
+	var all clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, d := range all.Items {
+		for _, cd := range d.Status.Decisions {
+			counts[cd.ClusterName]++
+		}
+	}
+	c.counts, c.at = counts, now
+	return counts, nil
 }

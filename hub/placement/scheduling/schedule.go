@@ -41,18 +41,22 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 
 	// 3. Filter: some predicate (ORed) must pass entirely, and every filter.
 	var feasible []*framework.ClusterInfo
+	rejected := map[string]int{} // reason -> clusters, for the message
 	for _, c := range eligible {
-		if st := plan.filter(c); st.IsSuccess() {
+		st := plan.filter(c)
+		if st.IsSuccess() {
 			if st != nil {
 				res.requeue(st.RequeueAfter)
 			}
 			feasible = append(feasible, c)
+			continue
 		}
+		rejected[st.Reason]++
 	}
 	if len(feasible) == 0 {
 		res.Reason = ReasonNoManagedClusterMatched
-		res.Message = fmt.Sprintf("No ManagedCluster among the %d eligible ones matches the predicates and tolerations of Placement %s/%s",
-			len(eligible), p.Namespace, p.Name)
+		res.Message = fmt.Sprintf("No ManagedCluster among the %d eligible ones matches Placement %s/%s: %s",
+			len(eligible), p.Namespace, p.Name, summarize(rejected))
 		res.Groups = []Group{{Index: 0}}
 		return res
 	}
@@ -211,4 +215,20 @@ func feasibleByName(cs []*framework.ClusterInfo) map[string]*framework.ClusterIn
 		m[c.Name()] = c
 	}
 	return m
+}
+
+// summarize lists rejection reasons with their cluster counts, most common first,
+// at most three.
+func summarize(reasons map[string]int) string {
+	keys := sortedKeys(reasons)
+	sort.SliceStable(keys, func(i, j int) bool { return reasons[keys[i]] > reasons[keys[j]] })
+	var parts []string
+	for i, k := range keys {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more reasons", len(keys)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d: %s", reasons[k], k))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -347,6 +347,17 @@ func TestScheduleMisconfigured(t *testing.T) {
 	}
 }
 
+func TestNoMatchSaysWhy(t *testing.T) {
+	w := world{clusters: []*clusterv1.ManagedCluster{
+		st.Cluster("c1").Taint(clusterv1.ManagedClusterTaintUnreachable, "", clusterv1.TaintEffectNoSelect, now).Obj(),
+		st.Cluster("c2").Taint(clusterv1.ManagedClusterTaintUnreachable, "", clusterv1.TaintEffectNoSelect, now).Obj(),
+		st.Cluster("c3").Label("env", "dev").Taint(clusterv1.ManagedClusterTaintUnreachable, "", clusterv1.TaintEffectNoSelect, now).Obj(),
+	}}
+	res := Schedule(w.snapshot(), st.Placement("p", ns).Obj())
+	assert.Equal(t, ReasonNoManagedClusterMatched, res.Reason)
+	assert.Contains(t, res.Message, "3: taint cluster.open-cluster-management.io/unreachable=:NoSelect is not tolerated")
+}
+
 func TestScheduleIsStable(t *testing.T) {
 	// Same inputs, same outputs, whatever the cluster order.
 	w := world{clusters: clusters("c5", "c3", "c1", "c4", "c2")}

@@ -1,0 +1,219 @@
+package placement
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"flotilla.dev/flotilla/hub/placement"
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+const (
+	clusters   = 1000
+	namespaces = 10
+	regions    = 10 // each region holds clusters/regions clusters
+)
+
+func BenchmarkPlacement(b *testing.B) {
+	sizes := []int{1000, 10000}
+	if v := os.Getenv("FLOTILLA_BENCH_PLACEMENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatalf("FLOTILLA_BENCH_PLACEMENTS=%q: %v", v, err)
+		}
+		sizes = []int{n}
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("placements=%d/clusters=%d", n, clusters), func(b *testing.B) {
+			for range b.N {
+				run(b, n)
+			}
+		})
+	}
+}
+
+// run creates the fleet, starts the controllers, creates n placements and waits
+// until every one has its decisions.
+//
+// Placement i selects the clusters of region i%10 (100 clusters, one
+// PlacementDecision); every fourth also asks for numberOfClusters=10, which
+// exercises the prioritizers (Balance, Steady).
+func run(b *testing.B, n int) {
+	b.StopTimer()
+	log.SetLogger(logr.Discard())
+	env := testenv.Start(b, testenv.Options{})
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	start := time.Now()
+	parallel(b, clusters, func(i int) error {
+		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("cluster-%04d", i),
+			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench", "region": fmt.Sprintf("r%d", i%regions)},
+		}})
+	})
+	if err := c.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range namespaces {
+		ns := fmt.Sprintf("bench-%d", i)
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+			Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "bench"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("fleet of %d clusters created in %s", clusters, time.Since(start).Round(time.Millisecond))
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme.New(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := placement.Setup(mgr, placement.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	mgr.GetCache().WaitForCacheSync(ctx)
+
+	b.StartTimer()
+	start = time.Now()
+	parallel(b, n, func(i int) error {
+		p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%05d", i), Namespace: fmt.Sprintf("bench-%d", i%namespaces)},
+			Spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"region": fmt.Sprintf("r%d", i%regions)}}}}}}}
+		if i%4 == 0 {
+			ten := int32(10)
+			p.Spec.NumberOfClusters = &ten
+		}
+		return c.Create(ctx, p)
+	})
+	created := time.Since(start)
+	b.Logf("%d placements created in %s", n, created.Round(time.Millisecond))
+
+	// Wait until every placement reports the expected number of clusters.
+	deadline := time.Now().Add(40 * time.Minute)
+	for {
+		done := scheduled(ctx, b, c)
+		if done == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d placements scheduled after %s", done, n, time.Since(start))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := map[string]int64{}
+	for _, pid := range env.PIDs() {
+		name, kb := procRSS(pid)
+		rss[name] += kb
+	}
+	b.ReportMetric(elapsed.Seconds(), "s-to-all-decisions")
+	b.ReportMetric(float64(n)/elapsed.Seconds(), "placements/s")
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "controller-heap-MB")
+	b.ReportMetric(float64(rss["kube-apiserver"])/1024, "apiserver-RSS-MB")
+	b.ReportMetric(float64(rss["etcd"])/1024, "etcd-RSS-MB")
+	b.Logf("all %d placements decided %s after the first was created (creation took %s); controller heap %.0f MB, apiserver RSS %.0f MB, etcd RSS %.0f MB",
+		n, elapsed.Round(time.Millisecond), created.Round(time.Millisecond),
+		float64(ms.HeapInuse)/(1<<20), float64(rss["kube-apiserver"])/1024, float64(rss["etcd"])/1024)
+}
+
+// scheduled counts placements whose status shows the expected selection.
+func scheduled(ctx context.Context, b *testing.B, c client.Client) int {
+	var list clusterv1beta1.PlacementList
+	if err := c.List(ctx, &list); err != nil {
+		b.Logf("list placements: %v", err)
+		return 0
+	}
+	done := 0
+	for _, p := range list.Items {
+		want := int32(clusters / regions)
+		if p.Spec.NumberOfClusters != nil {
+			want = *p.Spec.NumberOfClusters
+		}
+		if p.Status.NumberOfSelectedClusters == want && len(p.Status.DecisionGroups) == 1 && len(p.Status.DecisionGroups[0].Decisions) == 1 {
+			done++
+		}
+	}
+	return done
+}
+
+// parallel runs f(0..n-1) on 32 goroutines and fails b on the first error.
+func parallel(b *testing.B, n int, f func(int) error) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 1)
+	next := make(chan int)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+}
+
+// procRSS returns a process's command name and resident set in KiB.
+func procRSS(pid int) (string, int64) {
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return strings.TrimSpace(string(comm)), 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return strings.TrimSpace(string(comm)), kb
+		}
+	}
+	return strings.TrimSpace(string(comm)), 0
+}

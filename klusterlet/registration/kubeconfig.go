@@ -32,19 +32,33 @@ func BootstrapKubeconfig(server string, caPEM []byte, token string) ([]byte, err
 	return clientcmd.Write(*kc)
 }
 
-// hubServer returns the server URL and CA of a kubeconfig.
+// hubServer returns the server URL and CA of a kubeconfig's current context,
+// without reading any file it refers to.
 func hubServer(kubeconfig []byte) (string, []byte, error) {
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	kc, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		return "", nil, err
 	}
-	ca := cfg.CAData
-	if len(ca) == 0 && cfg.CAFile != "" {
-		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+	name := kc.CurrentContext
+	if kctx, ok := kc.Contexts[name]; ok {
+		name = kctx.Cluster
+	}
+	cluster, ok := kc.Clusters[name]
+	if !ok {
+		if len(kc.Clusters) != 1 {
+			return "", nil, fmt.Errorf("kubeconfig has no cluster for context %q", kc.CurrentContext)
+		}
+		for _, c := range kc.Clusters {
+			cluster = c
+		}
+	}
+	ca := cluster.CertificateAuthorityData
+	if len(ca) == 0 && cluster.CertificateAuthority != "" {
+		if ca, err = os.ReadFile(cluster.CertificateAuthority); err != nil {
 			return "", nil, err
 		}
 	}
-	return cfg.Host, ca, nil
+	return cluster.Server, ca, nil
 }
 
 // writeCredentialFiles writes kubeconfig, tls.crt and tls.key into dir, each

@@ -1,0 +1,151 @@
+package registration_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/klusterlet/registration"
+)
+
+// TestDenyEndsAccess: after hubAcceptsClient goes back to false the agent may
+// only read its ManagedCluster.
+func TestDenyEndsAccess(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, env.Clusters[0], "deny-me", "agent-deny").start()
+	acceptClusters(t, "deny-me")
+	waitCondition(t, "deny-me", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	cred := a.credential()
+	a.stop()
+
+	require.NoError(t, updateCluster(env.Hub.Config, "deny-me", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = false }))
+	waitCondition(t, "deny-me", clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionFalse, "HubClusterAdminDenied")
+
+	require.Eventually(t, func() bool {
+		_, err := kube(cred).CoordinationV1().Leases("deny-me").Get(ctx, "managed-cluster-lease", metav1.GetOptions{})
+		return apierrors.IsForbidden(err)
+	}, timeout, tick, "the lease is out of reach")
+	_, err := workclient.NewForConfigOrDie(cred).WorkV1().ManifestWorks("deny-me").List(ctx, metav1.ListOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "works are out of reach: %v", err)
+	got, err := clusters(cred).ClusterV1().ManagedClusters().Get(ctx, "deny-me", metav1.GetOptions{})
+	require.NoError(t, err, "it may still read its own ManagedCluster")
+	_, err = clusters(cred).ClusterV1().ManagedClusters().UpdateStatus(ctx, got, metav1.UpdateOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "status is out of reach: %v", err)
+	_, err = kube(cred).CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "CSRs are out of reach: %v", err)
+	_, err = kube(env.Hub.Config).RbacV1().RoleBindings("deny-me").Get(ctx, rbac.WorkRoleBindingName("deny-me"), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "work RoleBinding removed")
+}
+
+// TestStopAndRestartAgent: a silent agent makes its cluster Unknown and tainted;
+// restarting it recovers without a new CSR.
+func TestStopAndRestartAgent(t *testing.T) {
+	a := newAgent(t, env.Clusters[1], "flaky", "agent-flaky").start()
+	acceptClusters(t, "flaky")
+	waitCondition(t, "flaky", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
+	require.Eventually(t, func() bool { return len(hubCluster(t, "flaky").Spec.Taints) == 0 }, timeout, tick)
+
+	a.stop()
+	waitCondition(t, "flaky", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionUnknown, "ManagedClusterLeaseUpdateStopped")
+	require.Eventually(t, func() bool { return hasTaint(hubCluster(t, "flaky"), clusterv1.ManagedClusterTaintUnreachable) }, timeout, tick)
+
+	a.start()
+	waitCondition(t, "flaky", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
+	require.Eventually(t, func() bool { return len(hubCluster(t, "flaky").Spec.Taints) == 0 }, timeout, tick)
+	assert.Len(t, clusterCSRs(t, "flaky"), 1, "a restart with a valid credential makes no CSR")
+}
+
+// TestRestartMidBootstrap: an agent stopped while its CSR is pending picks the
+// same CSR up again.
+func TestRestartMidBootstrap(t *testing.T) {
+	a := newAgent(t, env.Clusters[0], "midboot", "agent-midboot").start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "midboot")) == 1 }, timeout, tick)
+	a.stop()
+	a.start()
+	a.stop()
+	a.start()
+	acceptClusters(t, "midboot")
+	waitCondition(t, "midboot", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	assert.Len(t, clusterCSRs(t, "midboot"), 1, "no duplicate CSRs")
+	a.credential()
+}
+
+// TestRotation: with short-lived certificates the agent renews (auto-approved
+// renewal CSRs) and the cluster stays joined.
+func TestRotation(t *testing.T) {
+	a := newAgent(t, env.Clusters[1], "rotator", "agent-rotator", func(o *registration.Options) {
+		o.ClientCertExpirationSeconds = 600
+		o.RotationFraction = 0.99 // renew right away, again and again
+	}).start()
+	acceptClusters(t, "rotator")
+	require.Eventually(t, func() bool {
+		n := 0
+		for _, csr := range clusterCSRs(t, "rotator") {
+			if approved(&csr) && len(csr.Status.Certificate) > 0 {
+				n++
+			}
+		}
+		return n >= 3
+	}, timeout, tick, "two renewals after the first certificate")
+	waitCondition(t, "rotator", registration.ConditionCertificateRotated, metav1.ConditionTrue, registration.ReasonCertificateUpdated)
+	waitCondition(t, "rotator", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	waitCondition(t, "rotator", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
+	for _, csr := range clusterCSRs(t, "rotator")[1:] {
+		if approved(&csr) {
+			assert.Equal(t, "AutoApprovedByHubCSRApprovingController", approvalReason(&csr), "renewals are approved by the hub")
+		}
+	}
+	a.stop()
+	// The stored credential still works after the agent stopped mid-rotation.
+	_, err := clusters(a.credential()).ClusterV1().ManagedClusters().Get(context.Background(), "rotator", metav1.GetOptions{})
+	require.NoError(t, err)
+}
+
+func approvalReason(csr *certificatesv1.CertificateSigningRequest) string {
+	for _, c := range csr.Status.Conditions {
+		if c.Type == certificatesv1.CertificateApproved {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// TestDeleteCleansUp: deleting a ManagedCluster removes its works, RBAC and
+// namespace, then the ManagedCluster itself.
+func TestDeleteCleansUp(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, env.Clusters[0], "doomed", "agent-doomed").start()
+	acceptClusters(t, "doomed")
+	waitCondition(t, "doomed", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	a.stop()
+	work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "doomed",
+		Finalizers: []string{"cluster.open-cluster-management.io/manifest-work-cleanup"}},
+		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{
+			Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"default"}}`)}}}}}}
+	_, err := workclient.NewForConfigOrDie(env.Hub.Config).WorkV1().ManifestWorks("doomed").Create(ctx, work, metav1.CreateOptions{})
+	require.NoError(t, err)
+	// The agent is gone: the hub releases the work itself once the cluster is not Available.
+	waitCondition(t, "doomed", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionUnknown)
+
+	require.NoError(t, clusters(env.Hub.Config).ClusterV1().ManagedClusters().Delete(ctx, "doomed", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool { return hubCluster(t, "doomed") == nil }, timeout, tick, "ManagedCluster gone")
+	hubKube := kube(env.Hub.Config)
+	_, err = hubKube.RbacV1().ClusterRoles().Get(ctx, rbac.ClusterRoleName("doomed"), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "ClusterRole gone: %v", err)
+	_, err = hubKube.RbacV1().ClusterRoleBindings().Get(ctx, rbac.ClusterRoleName("doomed"), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "ClusterRoleBinding gone: %v", err)
+	require.Eventually(t, func() bool {
+		_, err := hubKube.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, timeout, tick, "namespace gone (with its works, leases and RoleBindings)")
+}

@@ -6,8 +6,8 @@ import "github.com/spf13/cobra"
 func newPolicyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "Evaluate ConfigurationPolicies offline (dryrun) or run the policy engine against a cluster (run)",
+		Short: "ConfigurationPolicies: evaluate offline (dryrun), run the engine on a cluster (run), apply and show them (apply, status)",
 	}
-	cmd.AddCommand(newPolicyDryrunCommand(), newPolicyRunCommand())
+	cmd.AddCommand(newPolicyDryrunCommand(), newPolicyRunCommand(), newPolicyApplyCommand(), newPolicyStatusCommand())
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"flotilla.dev/flotilla/manifests"
@@ -57,13 +58,22 @@ name, and to create, update and delete them for enforce.`,
 	return cmd
 }
 
-func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions) error {
-	out := cmd.ErrOrStderr()
+// loadKubeconfig reads path, or $KUBECONFIG / ~/.kube/config when empty.
+func loadKubeconfig(path string) (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
+	rules.ExplicitPath = path
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
 	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
+
+func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions) error {
+	out := cmd.ErrOrStderr()
+	cfg, err := loadKubeconfig(o.kubeconfig)
+	if err != nil {
+		return err
 	}
 	if o.installCRDs {
 		fmt.Fprintf(out, "==> installing the policy CRDs on %s\n", cfg.Host)

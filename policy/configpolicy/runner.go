@@ -41,6 +41,10 @@ type Options struct {
 	Namespace string
 	// Workers is the number of policies evaluated at once. Default 4.
 	Workers int
+	// QPS and Burst limit the engine's requests to the apiserver (status
+	// writes, events, enforce). Default 200 and 400, unless Config sets them.
+	QPS   float32
+	Burst int
 	// Metrics receive evaluation durations, counts and compliance. Default:
 	// NewMetrics(nil) (kept, not registered anywhere).
 	Metrics *Metrics
@@ -113,8 +117,14 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 		opts.Now = time.Now
 	}
 	cfg := rest.CopyConfig(opts.Config)
+	if opts.QPS > 0 {
+		cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	}
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 200, 400
+		cfg.QPS = 200
+	}
+	if cfg.Burst < int(cfg.QPS) {
+		cfg.Burst = 2 * int(cfg.QPS)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -33,6 +34,7 @@ var (
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
 	metrics *configpolicy.Metrics
+	testCfg *rest.Config
 )
 
 var policiesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
@@ -44,6 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cfg := env.Clusters[0].Config
+	testCfg = cfg
 	kube = kubernetes.NewForConfigOrDie(cfg)
 	dyn = dynamic.NewForConfigOrDie(cfg)
 	metrics = configpolicy.NewMetrics(nil)
@@ -488,4 +491,34 @@ spec:
 	p := waitFor(t, ns, "nowhere", policyv1.NonCompliant,
 		`configmaps [c] could not be created in namespace does-not-exist: namespaces "does-not-exist" not found`)
 	require.Equal(t, "K8s create failed", p.Status.RelatedObjects[0].Reason)
+}
+
+// Apply creates, then updates, policies (what `flotilla policy apply` does);
+// List reads them back with their status.
+func TestApplyAndList(t *testing.T) {
+	ns := namespace(t, "apply-list", nil)
+	p := &policyv1.ConfigurationPolicy{}
+	require.NoError(t, yaml.Unmarshal([]byte(`
+metadata: {name: applied}
+spec:
+  remediationAction: inform
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: apply-list}}
+`), p))
+	cfg := testCfg
+	done, err := configpolicy.Apply(ctx, cfg, ns, []*policyv1.ConfigurationPolicy{p})
+	require.NoError(t, err)
+	require.Equal(t, []string{"created"}, done)
+	waitFor(t, ns, "applied", policyv1.Compliant, "namespaces [apply-list] found as specified")
+
+	p.Spec.RemediationAction = "enforce"
+	done, err = configpolicy.Apply(ctx, cfg, ns, []*policyv1.ConfigurationPolicy{p})
+	require.NoError(t, err)
+	require.Equal(t, []string{"updated"}, done)
+	list, err := configpolicy.List(ctx, cfg, ns)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, policyv1.RemediationAction("enforce"), list[0].Spec.RemediationAction)
+	require.Equal(t, policyv1.Compliant, list[0].Status.ComplianceState, "apply keeps the status")
 }

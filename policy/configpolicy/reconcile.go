@@ -262,27 +262,37 @@ func (r *Runner) enforce(ctx context.Context, res *evaluate.Result) error {
 func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
 	res *evaluate.Result, status policyv1.ConfigurationPolicyStatus) error {
 	msg := res.EventMessage()
+	var event *corev1.Event
 	if len(p.Status.History) == 0 || p.Status.History[0].Message != msg {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
-		name := r.emitEvent(ctx, p, status.ComplianceState, msg, now)
-		status.History = append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg, EventName: name}}, p.Status.History...)
+		event = r.event(p, status.ComplianceState, msg, now)
+		status.History = append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg, EventName: event.Name}}, p.Status.History...)
 		if len(status.History) > policyv1.MaxHistory {
 			status.History = status.History[:policyv1.MaxHistory]
 		}
 	}
-	if statusEqual(p.Status, status) {
-		return nil
+	if !statusEqual(p.Status, status) {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
+		if err != nil {
+			return err
+		}
+		u.Object["status"] = m
+		_, err = r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
-	if err != nil {
-		return err
+	// The event follows the status it records, so a retried status write
+	// never leaves a duplicate event behind.
+	if event != nil {
+		if _, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, event, metav1.CreateOptions{}); err != nil {
+			r.log.Error(err, "cannot record compliance event", "policy", p.Namespace+"/"+p.Name)
+		}
 	}
-	u.Object["status"] = m
-	_, err = r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
-	}
-	return err
+	return nil
 }
 
 // statusEqual ignores lastEvaluated: a status is rewritten only when what it
@@ -292,9 +302,9 @@ func statusEqual(a, b policyv1.ConfigurationPolicyStatus) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// emitEvent records a compliance event on the owning Policy (when the
-// ConfigurationPolicy has one) or on the ConfigurationPolicy, and returns its name.
-func (r *Runner) emitEvent(ctx context.Context, p *policyv1.ConfigurationPolicy, state policyv1.ComplianceState, msg string, now metav1.Time) string {
+// event is the compliance event for a new state, on the owning Policy (when
+// the ConfigurationPolicy has one) or on the ConfigurationPolicy.
+func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.ComplianceState, msg string, now metav1.Time) *corev1.Event {
 	ref := corev1.ObjectReference{
 		APIVersion: policyv1.GroupVersion.String(), Kind: "ConfigurationPolicy",
 		Namespace: p.Namespace, Name: p.Name, UID: p.UID,
@@ -308,7 +318,7 @@ func (r *Runner) emitEvent(ctx context.Context, p *policyv1.ConfigurationPolicy,
 	if state == policyv1.Compliant {
 		typ = corev1.EventTypeNormal
 	}
-	ev := &corev1.Event{
+	return &corev1.Event{
 		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, r.opts.Now().UnixNano()), Namespace: p.Namespace},
 		InvolvedObject:      ref,
 		Reason:              "policy: " + p.Namespace + "/" + p.Name,
@@ -320,12 +330,6 @@ func (r *Runner) emitEvent(ctx context.Context, p *policyv1.ConfigurationPolicy,
 		Count:               1,
 		ReportingController: r.opts.EventSource,
 	}
-	got, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-	if err != nil {
-		r.log.Error(err, "cannot record compliance event", "policy", p.Namespace+"/"+p.Name)
-		return ""
-	}
-	return got.Name
 }
 
 // writeUnreadable marks a policy the engine cannot decode as NonCompliant.

@@ -151,6 +151,11 @@ spec:
 		msgs = append(msgs, e.Message)
 	}
 	require.ElementsMatch(t, []string{p.Status.History[0].Message, p.Status.History[1].Message}, msgs)
+	for _, h := range p.Status.History {
+		ev, err := kube.CoreV1().Events(ns).Get(ctx, h.EventName, metav1.GetOptions{})
+		require.NoError(t, err, "history names its event")
+		require.Equal(t, h.Message, ev.Message)
+	}
 	require.Equal(t, 0.0, testutil.ToFloat64(metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", "need-prod", ns)))
 	require.Positive(t, testutil.ToFloat64(metrics.Evaluations.WithLabelValues("Compliant")))
 	require.Positive(t, testutil.CollectAndCount(metrics.EvaluationSeconds))
@@ -522,3 +527,13 @@ spec:
 	require.Equal(t, policyv1.RemediationAction("enforce"), list[0].Spec.RemediationAction)
 	require.Equal(t, policyv1.Compliant, list[0].Status.ComplianceState, "apply keeps the status")
 }
+
+// Liveness bounds for the engine to react; not performance thresholds.
+const (
+	timeout = 60 * time.Second
+	tick    = 50 * time.Millisecond
+)
+
+type assertT = assert.CollectT
+
+func assertEqual(c *assert.CollectT, want, got any) { assert.Equal(c, want, got) }

@@ -111,7 +111,5 @@ func stopProcesses(opts *Options) ([]string, error) {
 // through the real path (bootstrap token -> CSR -> accept). Each step must be a
 // no-op when already done, since `dev up` also resumes a stopped environment.
 func startFlotilla(ctx context.Context, opts *Options, rec *record) error {
-	_ = ctx
-	_ = rec
-	return nil
+	return registerClusters(ctx, opts, rec) // registration.go
 }

@@ -17,6 +17,7 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -129,6 +130,13 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 		}
 		fmt.Fprintf(opts.Progress, "==> accepted cluster %s (spec.hubAcceptsClient=true)\n", name)
 	}
+	if len(pending) > 0 {
+		// Approve only once the hub has granted the cluster its RBAC, so the new
+		// certificate works from its first request.
+		if err := waitAccepted(ctx, c, name, opts.Timeout); err != nil {
+			return err
+		}
+	}
 	for _, r := range pending {
 		if err := csr.SetApproved(ctx, c, r, "Approved by "+who(opts.Config)+" with flotilla accept"); err != nil {
 			return fmt.Errorf("approve CSR %s: %w", r.Name, err)
@@ -176,4 +184,21 @@ func who(cfg *rest.Config) string {
 		return cfg.Username
 	}
 	return "the hub admin"
+}
+
+// waitAccepted waits until the hub reports HubAcceptedManagedCluster=True.
+func waitAccepted(ctx context.Context, c client.Client, name string, timeout time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := wait.PollUntilContextCancel(wctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		mc := &clusterv1.ManagedCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the hub did not confirm the acceptance within %s (is `flotilla hub` running?)", timeout)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -24,6 +25,9 @@ const (
 	ReasonAccepted = "HubClusterAdminAccepted"
 	ReasonDenied   = "HubClusterAdminDenied"
 )
+
+// conflictRetry is the pause before re-reading an object another writer changed.
+const conflictRetry = 20 * time.Millisecond
 
 // Reconciler reconciles ManagedClusters. Client must be able to manage
 // namespaces, RBAC, ManifestWorks and ManagedClusterAddOns.
@@ -63,6 +67,15 @@ func EnsureSharedRoles(ctx context.Context, c client.Client) error {
 
 // Reconcile: get, deletion, finalizer, accept or deny, status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		// Another controller (or the agent) wrote first: read again, quietly.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -1,0 +1,137 @@
+package devenv
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/accept"
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/klusterlet/join"
+	"flotilla.dev/flotilla/klusterlet/registration"
+)
+
+// registrationTimeout bounds each wait of the registration steps.
+const registrationTimeout = 3 * time.Minute
+
+// registerClusters starts `flotilla hub` and one `flotilla klusterlet` per
+// cluster, and registers every cluster through the real path: `init` (bootstrap
+// identity and token), `join` (bootstrap secret), the klusterlet's CSR, then
+// `accept`. Every step is a no-op when already done.
+func registerClusters(ctx context.Context, opts *Options, rec *record) error {
+	hubCfg, err := clientcmd.BuildConfigFromFlags("", opts.HubKubeconfig())
+	if err != nil {
+		return err
+	}
+	opts.progress("preparing the hub for registration (flotilla init)")
+	tok, err := bootstrap.Init(ctx, bootstrap.Options{Config: hubCfg})
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := ensureProcess(opts, "hub", []string{"hub", "--kubeconfig", opts.HubKubeconfig()}); err != nil {
+		return err
+	}
+	opts.progress("waiting for the hub to serve its webhooks")
+	if err := waitHubServing(ctx, hubCfg); err != nil {
+		return err
+	}
+	for _, name := range rec.Clusters {
+		spokeCfg, err := clientcmd.BuildConfigFromFlags("", opts.ClusterKubeconfig(name))
+		if err != nil {
+			return err
+		}
+		if !hasCredential(ctx, spokeCfg) {
+			opts.progress("%s: joining the hub (flotilla join)", name)
+			if err := join.Join(ctx, join.Options{
+				SpokeConfig: spokeCfg, HubAPIServer: hubCfg.Host, HubToken: tok.Token, ClusterName: name, NoDeployment: true,
+			}); err != nil {
+				return fmt.Errorf("%s: join: %w", name, err)
+			}
+		}
+		if err := ensureProcess(opts, "klusterlet-"+name, []string{"klusterlet", "--cluster-name", name,
+			"--kubeconfig", opts.ClusterKubeconfig(name),
+			"--hub-kubeconfig-dir", filepath.Join(opts.DataDir, "klusterlets", name)}); err != nil {
+			return err
+		}
+	}
+	opts.progress("accepting %v (flotilla accept)", rec.Clusters)
+	if err := accept.Accept(ctx, accept.Options{Config: hubCfg, Clusters: rec.Clusters, Wait: true, Timeout: registrationTimeout}); err != nil {
+		return err
+	}
+	clusters, err := clusterclient.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	for _, name := range rec.Clusters {
+		opts.progress("%s: waiting until joined and available", name)
+		wctx, cancel := context.WithTimeout(ctx, registrationTimeout)
+		err := wait.PollUntilContextCancel(wctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			mc, err := clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			return meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) &&
+				meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable), nil
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s did not join within %s: see %s", name, registrationTimeout, filepath.Join(opts.DataDir, "logs", "klusterlet-"+name+".log"))
+		}
+	}
+	return nil
+}
+
+// hasCredential reports whether the cluster's agent already holds a hub certificate.
+func hasCredential(ctx context.Context, spokeCfg *rest.Config) bool {
+	cs, err := kubernetes.NewForConfig(spokeCfg)
+	if err != nil {
+		return false
+	}
+	sec, err := cs.CoreV1().Secrets(registration.DefaultAgentNamespace).Get(ctx, registration.HubKubeconfigSecret, metav1.GetOptions{})
+	return err == nil && len(sec.Data[registration.KeyCert]) > 0
+}
+
+// waitHubServing waits until the hub's webhook configuration exists and its
+// server accepts connections (a configuration left by a killed hub does not count).
+func waitHubServing(ctx context.Context, hubCfg *rest.Config) error {
+	cs, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, registrationTimeout)
+	defer cancel()
+	err = wait.PollUntilContextCancel(wctx, 300*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		if err != nil || len(vwc.Webhooks) == 0 || vwc.Webhooks[0].ClientConfig.URL == nil {
+			return false, nil
+		}
+		u, err := url.Parse(*vwc.Webhooks[0].ClientConfig.URL)
+		if err != nil {
+			return false, nil
+		}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", u.Host, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a liveness probe only
+		if err != nil {
+			return false, nil
+		}
+		conn.Close()
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the hub did not start serving within %s: see its log in logs/hub.log", registrationTimeout)
+	}
+	return nil
+}

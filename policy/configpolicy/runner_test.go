@@ -537,3 +537,39 @@ const (
 type assertT = assert.CollectT
 
 func assertEqual(c *assert.CollectT, want, got any) { assert.Equal(c, want, got) }
+
+// History keeps the newest 10 entries, newest first.
+func TestHistoryKeepsNewestTen(t *testing.T) {
+	ns := namespace(t, "history", nil)
+	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: flip}, data: {a: "1"}}`)
+	apply(t, ns, `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: flip}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: flip, namespace: history}, data: {a: "1"}}
+`)
+	found := "configmaps [flip] found as specified in namespace history"
+	waitFor(t, ns, "flip", policyv1.Compliant, found)
+	for i := 0; i < 6; i++ {
+		for _, v := range []string{"2", "1"} {
+			_, err := kube.CoreV1().ConfigMaps(ns).Patch(ctx, "flip", "application/merge-patch+json",
+				[]byte(`{"data":{"a":"`+v+`"}}`), metav1.PatchOptions{})
+			require.NoError(t, err)
+			if v == "2" {
+				waitFor(t, ns, "flip", policyv1.NonCompliant, "configmaps [flip] found but not as specified in namespace history")
+			} else {
+				waitFor(t, ns, "flip", policyv1.Compliant, found)
+			}
+		}
+	}
+	h := getPolicy(t, ns, "flip").Status.History
+	require.Len(t, h, policyv1.MaxHistory)
+	require.Equal(t, "Compliant; notification - "+found, h[0].Message)
+	for i := 1; i < len(h); i++ {
+		require.False(t, h[i].LastTimestamp.After(h[i-1].LastTimestamp.Time), "newest first")
+		require.NotEqual(t, h[i].Message, h[i-1].Message, "one entry per change")
+	}
+}

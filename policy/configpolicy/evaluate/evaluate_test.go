@@ -172,3 +172,8 @@ func TestObjectsRejectsBadInput(t *testing.T) {
 	_, err = NewObjects(u("{apiVersion: v1, kind: ConfigMap}"))
 	require.ErrorContains(t, err, "needs apiVersion, kind and metadata.name")
 }
+
+func TestTruncate(t *testing.T) {
+	require.Equal(t, "short", truncate("short", 10))
+	require.Equal(t, "line1\n# diff truncated: 12 more bytes", truncate("line1\nline2\nline3", 8))
+}

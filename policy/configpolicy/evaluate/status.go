@@ -258,10 +258,24 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 		props.CreatedByPolicy = &created
 	}
 	if t.RecordDiff == policyv1.RecordDiffInStatus {
-		props.Diff = f.Diff
+		props.Diff = truncate(f.Diff, MaxDiff)
 	}
 	if props.UID != "" || props.CreatedByPolicy != nil || props.Diff != "" {
 		ro.Properties = props
 	}
 	return ro
+}
+
+// MaxDiff is the most bytes of diff kept in a related object's properties.
+const MaxDiff = 10 << 10
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], "\n")
+	if cut < 0 {
+		cut = n
+	}
+	return s[:cut] + "\n# diff truncated: " + fmt.Sprint(len(s)-cut) + " more bytes"
 }

@@ -23,7 +23,10 @@ wins, as on a managed cluster), on the cluster of --kubeconfig.`,
 			if err != nil {
 				return err
 			}
-			policies, err := dryrun.ReadPolicies(cmd.InOrStdin(), file)
+			policies, warnings, err := dryrun.ReadPolicies(cmd.InOrStdin(), file)
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,8 @@ type Options struct {
 
 // Report is the outcome of a dry run.
 type Report struct {
+	// Warnings name what was skipped or ignored in the policy file.
+	Warnings []string       `json:"warnings,omitempty"`
 	Policies []PolicyReport `json:"policies"`
 }
 
@@ -71,7 +73,7 @@ func Run(opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	policies, err := ReadPolicies(opts.Stdin, opts.PolicyFile)
+	policies, warnings, err := ReadPolicies(opts.Stdin, opts.PolicyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +85,7 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objects: %w", err)
 	}
-	rep := &Report{}
+	rep := &Report{Warnings: warnings}
 	for _, p := range policies {
 		res := evaluate.Policy(p, cluster)
 		pr := PolicyReport{

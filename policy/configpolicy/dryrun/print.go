@@ -41,6 +41,9 @@ func Print(w io.Writer, rep *Report, format string) error {
 // template's message, the related objects and what enforce would do.
 func PrintText(w io.Writer, rep *Report) error {
 	p := &printer{w: w}
+	for _, warning := range rep.Warnings {
+		p.line(0, "warning: %s", warning)
+	}
 	for i, pr := range rep.Policies {
 		if i > 0 {
 			p.line(0, "")

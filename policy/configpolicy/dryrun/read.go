@@ -118,22 +118,25 @@ func expand(p string) ([]string, error) {
 // those inside OCM Policies' spec.policy-templates (a Policy's
 // remediationAction, when set, overrides theirs, as on a cluster). Other
 // kinds are ignored. A file without any ConfigurationPolicy is an error.
-func ReadPolicies(stdin io.Reader, path string) ([]*policyv1.ConfigurationPolicy, error) {
+// Warnings name what was skipped or ignored: other policy kinds inside a
+// Policy, and fields the ConfigurationPolicy API does not have.
+func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.ConfigurationPolicy, warnings []string, err error) {
 	data, err := readFile(stdin, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	docs, err := readDocuments(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*policyv1.ConfigurationPolicy
+	warn := func(format string, args ...any) { warnings = append(warnings, path+": "+fmt.Sprintf(format, args...)) }
 	for _, d := range docs {
 		switch {
 		case d.GetKind() == "ConfigurationPolicy":
-			p, err := toPolicy(d.Object)
+			p, err := toPolicy(d.Object, func(w string) { warn("ConfigurationPolicy %q: %s", d.GetName(), w) })
 			if err != nil {
-				return nil, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
+				return nil, warnings, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
 			}
 			out = append(out, p)
 		case d.GetKind() == "Policy" && d.GroupVersionKind().Group == policyv1.GroupName:
@@ -143,11 +146,12 @@ func ReadPolicies(stdin io.Reader, path string) ([]*policyv1.ConfigurationPolicy
 				tm, _ := t.(map[string]any)
 				def, _ := tm["objectDefinition"].(map[string]any)
 				if def == nil || def["kind"] != "ConfigurationPolicy" {
+					warn("Policy %q policy-templates[%d]: kind %v is not a ConfigurationPolicy; skipped", d.GetName(), j, def["kind"])
 					continue
 				}
-				p, err := toPolicy(def)
+				p, err := toPolicy(def, func(w string) { warn("Policy %q policy-templates[%d]: %s", d.GetName(), j, w) })
 				if err != nil {
-					return nil, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
+					return nil, warnings, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
 				}
 				if action != "" {
 					p.Spec.RemediationAction = policyv1.RemediationAction(action)
@@ -160,15 +164,24 @@ func ReadPolicies(stdin io.Reader, path string) ([]*policyv1.ConfigurationPolicy
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no ConfigurationPolicy (directly or in a Policy's policy-templates)", path)
+		return nil, warnings, fmt.Errorf("%s holds no ConfigurationPolicy (directly or in a Policy's policy-templates)", path)
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
-func toPolicy(obj map[string]any) (*policyv1.ConfigurationPolicy, error) {
+// toPolicy decodes a ConfigurationPolicy. Fields the API does not know are
+// ignored, as the CRD would drop them, and reported through warn.
+func toPolicy(obj map[string]any, warn func(string)) (*policyv1.ConfigurationPolicy, error) {
 	p := &policyv1.ConfigurationPolicy{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, p); err != nil {
-		return nil, err
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, p, true); err != nil {
+		if !strings.Contains(err.Error(), "unknown field") {
+			return nil, err
+		}
+		warn(err.Error() + " (ignored)")
+		p = &policyv1.ConfigurationPolicy{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, p); err != nil {
+			return nil, err
+		}
 	}
 	if p.Spec.RemediationAction == "" {
 		p.Spec.RemediationAction = "inform"

@@ -3,6 +3,7 @@ package configpolicy_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,7 @@ func TestEngineIdentityIsConfined(t *testing.T) {
 	engine.Impersonate = rest.ImpersonationConfig{UserName: "policy-engine"}
 	runCtx, cancel := context.WithCancel(ctx)
 	t.Cleanup(cancel)
-	_, err = configpolicy.Start(runCtx, configpolicy.Options{Config: engine})
+	_, err = configpolicy.Start(runCtx, configpolicy.Options{Config: engine, RetryInterval: 200 * time.Millisecond})
 	require.NoError(t, err)
 
 	create := func(y string) {
@@ -123,4 +124,23 @@ spec:
 	require.True(t, apierrors.IsNotFound(err), "nothing was created")
 	_, err = ak.CoreV1().ConfigMaps("default").Get(ctx, "existing", metav1.GetOptions{})
 	require.NoError(t, err, "nothing was deleted")
+
+	// Once the permission is granted, the refused action is retried without
+	// any change to the policy or the objects.
+	_, err = ak.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "policy-engine-create"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = ak.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "policy-engine-create"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "policy-engine-create"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "policy-engine"}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assertT) {
+		state, msg := message("create-cm")
+		assertEqual(c, policyv1.Compliant, state)
+		assertEqual(c, "configmaps [new] found as specified in namespace default", msg)
+	}, timeout, tick)
 }

@@ -73,7 +73,10 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.mu.Lock()
 	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState}
 	r.mu.Unlock()
-	d, _ := interval(p, status.ComplianceState)
+	d, never := interval(p, status.ComplianceState)
+	if res.Retryable() && !never && (d == 0 || d > r.opts.RetryInterval) {
+		d = r.opts.RetryInterval
+	}
 	return d, nil
 }
 

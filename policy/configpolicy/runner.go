@@ -50,6 +50,10 @@ type Options struct {
 	Metrics *Metrics
 	// Log receives progress and errors. Default: logr.Discard().
 	Log logr.Logger
+	// RetryInterval is when a policy is evaluated again after the cluster
+	// could not be read or refused an action (a missing permission, an
+	// unknown kind, a namespace being deleted). Default 30s.
+	RetryInterval time.Duration
 	// SyncTimeout bounds the wait for a new watch to sync. Default 30s.
 	SyncTimeout time.Duration
 	// EventSource is the component name on compliance events. Default "flotilla-policy".
@@ -106,6 +110,9 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = 30 * time.Second
 	}
 	if opts.SyncTimeout <= 0 {
 		opts.SyncTimeout = 30 * time.Second

@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -99,6 +100,33 @@ type Result struct {
 	Kinds []schema.GroupVersionKind
 }
 
+// TemplateError says the policy itself is wrong (a malformed template, an
+// unknown complianceType, a namespaced object with no namespace): evaluating
+// again cannot help until the policy changes. Any other TemplateResult.Error
+// comes from the cluster and may go away.
+type TemplateError struct{ Err error }
+
+func (e *TemplateError) Error() string { return e.Err.Error() }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+// Retryable reports whether evaluating again may change the outcome without
+// the policy or a watched object changing: the cluster could not be read or
+// refused an action.
+func (r *Result) Retryable() bool {
+	for _, t := range r.Templates {
+		var te *TemplateError
+		if t.Error != nil && !errors.As(t.Error, &te) {
+			return true
+		}
+		for _, f := range t.Findings {
+			if f.ApplyError != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Policy evaluates p against c. It never modifies c's objects.
 func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 	r := &Result{Policy: p, Enforce: p.Spec.RemediationAction.IsEnforce()}
@@ -169,12 +197,12 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 	switch t.ComplianceType {
 	case policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave:
 	default:
-		t.Error = fmt.Errorf("complianceType %q is not one of MustHave, MustOnlyHave, MustNotHave", ot.ComplianceType)
+		t.Error = &TemplateError{fmt.Errorf("complianceType %q is not one of MustHave, MustOnlyHave, MustNotHave", ot.ComplianceType)}
 		return
 	}
 	tmpl, err := Template(ot)
 	if err != nil {
-		t.Error = err
+		t.Error = &TemplateError{err}
 		return
 	}
 	t.Kind, t.Name, t.Unnamed = tmpl.GetKind(), tmpl.GetName(), tmpl.GetName() == ""
@@ -216,7 +244,7 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 				return
 			}
 			if len(ns) == 0 && isEmptyTarget(sel) {
-				t.Error = fmt.Errorf("%s is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector", t.describe())
+				t.Error = &TemplateError{fmt.Errorf("%s is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector", t.describe())}
 				return
 			}
 			namespaces = ns

@@ -124,6 +124,7 @@ func TestApplyErrorIsNonCompliant(t *testing.T) {
 	require.Equal(t, `namespaces [prod] could not be created: namespaces is forbidden: User "x" cannot create resource "namespaces"`,
 		r.Templates[0].Message())
 	require.Equal(t, "K8s create failed", r.Status(nil, time.Now()).RelatedObjects[0].Reason)
+	require.True(t, r.Retryable())
 }
 
 // A template that cannot be evaluated does not affect the other templates.
@@ -157,6 +158,10 @@ spec:
 	}, msgs)
 	require.Equal(t, policyv1.Compliant, r.Templates[4].Compliance())
 	require.Equal(t, policyv1.NonCompliant, r.Compliance())
+	// The unknown kind may be installed later; the other errors need a policy change.
+	require.True(t, r.Retryable())
+	r.Templates[0].Error = nil
+	require.False(t, r.Retryable())
 }
 
 func TestObjectsRejectsBadInput(t *testing.T) {

@@ -57,14 +57,23 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.listen(key, p, res)
 	r.confirmMismatches(ctx, res)
 	if res.Enforce {
-		if err := r.enforce(ctx, res); err != nil {
+		err := r.enforce(ctx, res)
+		r.rememberCreated(key, res)
+		if err != nil {
 			return 0, err
 		}
 	}
-	status := res.Status(&p.Status, start)
+	prev := p.Status.DeepCopy()
+	r.mu.Lock()
+	prev.RelatedObjects = append(prev.RelatedObjects, r.created[key]...)
+	r.mu.Unlock()
+	status := res.Status(prev, start)
 	if err := r.writeStatus(ctx, u, p, res, status); err != nil {
 		return 0, err
 	}
+	r.mu.Lock()
+	delete(r.created, key) // the status now records them
+	r.mu.Unlock()
 	elapsed := r.opts.Now().Sub(start)
 	r.opts.Metrics.EvaluationSeconds.Observe(elapsed.Seconds())
 	r.opts.Metrics.Evaluations.WithLabelValues(string(status.ComplianceState)).Inc()
@@ -80,8 +89,22 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	return d, nil
 }
 
+// rememberCreated records the objects res created, as related objects with
+// createdByPolicy, until a status write records them.
+func (r *Runner) rememberCreated(key string, res *evaluate.Result) {
+	st := res.Status(nil, r.opts.Now())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ro := range st.RelatedObjects {
+		if ro.Properties != nil && ro.Properties.CreatedByPolicy != nil && *ro.Properties.CreatedByPolicy {
+			r.created[key] = append(r.created[key], ro)
+		}
+	}
+}
+
 func (r *Runner) forget(key string) {
 	r.mu.Lock()
+	delete(r.created, key)
 	delete(r.state, key)
 	delete(r.unknown, key)
 	r.mu.Unlock()

@@ -76,6 +76,9 @@ type Runner struct {
 	mu      sync.Mutex
 	state   map[string]*policyState // by namespace/name
 	unknown map[string]bool         // policies with a kind the cluster does not serve
+	// created remembers what each policy created until its status says so,
+	// so createdByPolicy survives a status write that failed.
+	created map[string][]policyv1.RelatedObject
 }
 
 // policyState is what the runner remembers about a policy between evaluations.
@@ -151,6 +154,7 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		state:   map[string]*policyState{},
 		unknown: map[string]bool{},
+		created: map[string][]policyv1.RelatedObject{},
 	}
 	r.watches = newWatches(ctx, dyn, opts.SyncTimeout)
 	r.watches.onEvent = r.objectChanged

@@ -433,51 +433,50 @@ spec:
 	waitFor(t, ns, "web", policyv1.Compliant, "deployments [web] found as specified in namespace dryrun-defaults")
 }
 
-// evaluationInterval "never" for Compliant: object changes are not evaluated
-// until the policy itself changes.
-func TestEvaluationIntervalNever(t *testing.T) {
-	ns := namespace(t, "interval-never", nil)
-	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}`)
-	apply(t, ns, `
+// evaluationInterval for Compliant ("never", or longer than the test):
+// object changes are not evaluated until the policy itself changes.
+func TestEvaluationIntervalThrottles(t *testing.T) {
+	for _, tc := range []struct{ name, interval string }{{"never", "never"}, {"hour", "1h"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := namespace(t, "interval-"+tc.name, nil)
+			apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}`)
+			apply(t, ns, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy
 metadata: {name: once}
 spec:
   remediationAction: inform
-  evaluationInterval: {compliant: never}
+  evaluationInterval: {compliant: %s}
   object-templates:
   - complianceType: musthave
-    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: interval-never}, data: {a: "1"}}
-`)
-	waitFor(t, ns, "once", policyv1.Compliant, "configmaps [c] found as specified in namespace interval-never")
-	// A sibling policy watching the same object proves the change was seen.
-	apply(t, ns, `
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: %s}, data: {a: "1"}}
+`, tc.interval, ns))
+			found := "configmaps [c] found as specified in namespace " + ns
+			waitFor(t, ns, "once", policyv1.Compliant, found)
+			// A sibling policy watching the same object proves the change was seen.
+			apply(t, ns, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy
 metadata: {name: always}
 spec:
   object-templates:
   - complianceType: musthave
-    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: interval-never}, data: {a: "1"}}
-`)
-	waitFor(t, ns, "always", policyv1.Compliant, "configmaps [c] found as specified in namespace interval-never")
-	require.NoError(t, kube.CoreV1().ConfigMaps(ns).Delete(ctx, "c", metav1.DeleteOptions{}))
-	waitFor(t, ns, "always", policyv1.NonCompliant, "configmaps [c] not found in namespace interval-never")
-	require.Equal(t, policyv1.Compliant, getPolicy(t, ns, "once").Status.ComplianceState)
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: %s}, data: {a: "1"}}
+`, ns))
+			waitFor(t, ns, "always", policyv1.Compliant, found)
+			require.NoError(t, kube.CoreV1().ConfigMaps(ns).Delete(ctx, "c", metav1.DeleteOptions{}))
+			missing := "configmaps [c] not found in namespace " + ns
+			waitFor(t, ns, "always", policyv1.NonCompliant, missing)
+			require.Equal(t, policyv1.Compliant, getPolicy(t, ns, "once").Status.ComplianceState)
 
-	// Changing the policy evaluates it again.
-	_, err := dyn.Resource(policiesGVR).Namespace(ns).Patch(ctx, "once", "application/merge-patch+json",
-		[]byte(`{"spec":{"severity":"high"}}`), metav1.PatchOptions{})
-	require.NoError(t, err)
-	waitFor(t, ns, "once", policyv1.NonCompliant, "configmaps [c] not found in namespace interval-never")
+			// Changing the policy evaluates it again.
+			_, err := dyn.Resource(policiesGVR).Namespace(ns).Patch(ctx, "once", "application/merge-patch+json",
+				[]byte(`{"spec":{"severity":"high"}}`), metav1.PatchOptions{})
+			require.NoError(t, err)
+			waitFor(t, ns, "once", policyv1.NonCompliant, missing)
+		})
+	}
 }
-
-type schemaGVR = schema.GroupVersionResource
-
-var (
-	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-)
 
 // What the apiserver refuses is reported, not lost: enforce into a namespace
 // that does not exist stays NonCompliant with the apiserver's reason.
@@ -573,3 +572,10 @@ spec:
 		require.NotEqual(t, h[i].Message, h[i-1].Message, "one entry per change")
 	}
 }
+
+type schemaGVR = schema.GroupVersionResource
+
+var (
+	cmGVR     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	deployGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -244,7 +245,7 @@ func (r *Runner) work(ctx context.Context) {
 		if quit {
 			return
 		}
-		requeue, err := r.reconcile(ctx, key)
+		requeue, err := r.reconcileSafely(ctx, key)
 		switch {
 		case errors.Is(err, errRetry):
 			r.log.V(1).Info("evaluating again", "policy", key, "reason", err.Error())
@@ -260,6 +261,17 @@ func (r *Runner) work(ctx context.Context) {
 		}
 		r.queue.Done(key)
 	}
+}
+
+// reconcileSafely turns a panic while evaluating one policy into an error,
+// so one broken policy or object never stops the engine.
+func (r *Runner) reconcileSafely(ctx context.Context, key string) (requeue time.Duration, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic while evaluating (a bug; please report it with this log): %v\n%s", p, debug.Stack())
+		}
+	}()
+	return r.reconcile(ctx, key)
 }
 
 // WatchedKinds is the number of resources the engine watches.

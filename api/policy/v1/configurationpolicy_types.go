@@ -106,6 +106,10 @@ type ObjectTemplate struct {
 	// RecordDiff is where differences are recorded (Log, InStatus, None).
 	// +optional
 	RecordDiff RecordDiff `json:"recordDiff,omitempty"`
+	// ObjectSelector narrows a template without metadata.name to the objects
+	// whose labels match. Ignored when the template names its object.
+	// +optional
+	ObjectSelector *metav1.LabelSelector `json:"objectSelector,omitempty"`
 	// ObjectDefinition is the object (apiVersion, kind, metadata, and the
 	// fields that matter). Without metadata.name it matches every object of
 	// its kind in the selected namespaces (inform only).

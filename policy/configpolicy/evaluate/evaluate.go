@@ -7,7 +7,9 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -88,6 +90,8 @@ type TemplateResult struct {
 	Error error
 	// RecordDiff is the effective recordDiff.
 	RecordDiff policyv1.RecordDiff
+
+	selector labels.Selector // objectSelector of an unnamed template
 }
 
 // Result is the evaluation of a whole policy.
@@ -221,6 +225,14 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 		return
 	}
 	t.Mapping = m
+	if ot.ObjectSelector != nil && t.Unnamed {
+		sel, err := metav1.LabelSelectorAsSelector(ot.ObjectSelector)
+		if err != nil {
+			t.Error = &TemplateError{fmt.Errorf("objectSelector: %w", err)}
+			return
+		}
+		t.selector = sel
+	}
 	opts := compare.Options{Mode: compare.MustHave}
 	if t.ComplianceType == policyv1.MustOnlyHave {
 		opts.Mode = compare.MustOnlyHave
@@ -295,6 +307,9 @@ func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, 
 	}
 	var matching, others []*Finding
 	for _, o := range objs {
+		if t.selector != nil && !t.selector.Matches(labels.Set(o.GetLabels())) {
+			continue
+		}
 		f := t.judge(tmpl, o, ns, o.GetName(), opts)
 		f.Action = None // unnamed templates are inform only
 		f.Desired = nil

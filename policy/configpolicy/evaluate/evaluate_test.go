@@ -182,3 +182,32 @@ func TestTruncate(t *testing.T) {
 	require.Equal(t, "short", truncate("short", 10))
 	require.Equal(t, "line1\n# diff truncated: 12 more bytes", truncate("line1\nline2\nline3", 8))
 }
+
+func TestObjectSelector(t *testing.T) {
+	cluster := objects(t,
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: x}}, data: {k: v}}",
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: ns, labels: {app: y}}, data: {k: other}}")
+	p := policy(t, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: musthave
+    objectSelector: {matchLabels: {app: y}}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}
+  - complianceType: musthave
+    objectSelector: {matchLabels: {app: nope}}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+  - complianceType: musthave
+    objectSelector: {matchExpressions: [{key: app, operator: Sideways}]}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap}
+`)
+	r := Policy(p, cluster)
+	// Only b is selected, and it does not hold k: v.
+	require.Equal(t, "configmaps [b] found but not as specified in namespace ns", r.Templates[0].Message())
+	// A named template ignores the selector.
+	require.Equal(t, "configmaps [a] found as specified in namespace ns", r.Templates[1].Message())
+	require.ErrorContains(t, r.Templates[2].Error, "objectSelector: ")
+	var te *TemplateError
+	require.ErrorAs(t, r.Templates[2].Error, &te)
+}

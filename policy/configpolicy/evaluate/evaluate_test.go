@@ -185,15 +185,15 @@ func TestTruncate(t *testing.T) {
 
 func TestObjectSelector(t *testing.T) {
 	cluster := objects(t,
-		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: x}}, data: {k: v}}",
-		"{apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: ns, labels: {app: y}}, data: {k: other}}")
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: ns, labels: {app: web}}, data: {k: v}}",
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: ns, labels: {app: api}}, data: {k: other}}")
 	p := policy(t, `
 metadata: {name: p}
 spec:
   namespaceSelector: {include: [ns]}
   object-templates:
   - complianceType: musthave
-    objectSelector: {matchLabels: {app: y}}
+    objectSelector: {matchLabels: {app: api}}
     objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {k: v}}
   - complianceType: musthave
     objectSelector: {matchLabels: {app: nope}}

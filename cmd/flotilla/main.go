@@ -9,7 +9,13 @@ import (
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(exitCode(err))
+		code := exitCode(err)
+		if code == 1 {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+		} else {
+			// Other codes are verdicts (2: a policy is NonCompliant), not failures.
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(code)
 	}
 }

@@ -22,7 +22,7 @@ import (
 
 // Options configures the placement controllers. Every field documents its default.
 type Options struct {
-	// Workers is how many Placements are scheduled concurrently. Default 4.
+	// Workers is how many Placements are scheduled concurrently. Default 8.
 	Workers int
 	// DisableManifestWorkReplicaSet turns the ManifestWorkReplicaSet controller off.
 	// Default false: it runs (upstream OCM hides it behind a feature gate).

@@ -19,7 +19,8 @@ import (
 
 // Options configures the placement controller. Every field documents its default.
 type Options struct {
-	// Workers is how many Placements are scheduled concurrently. Default 4.
+	// Workers is how many Placements are scheduled concurrently. Default 8 (the work
+	// is mostly waiting for the apiserver).
 	Workers int
 	// Registry holds the scheduling plugins. Default scheduling.DefaultRegistry().
 	Registry *scheduling.Registry
@@ -39,7 +40,7 @@ type Reconciler struct {
 // Setup registers the controller with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
-		opts.Workers = 4
+		opts.Workers = 8
 	}
 	if opts.Registry == nil {
 		opts.Registry = scheduling.DefaultRegistry()

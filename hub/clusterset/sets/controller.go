@@ -3,6 +3,7 @@ package sets
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -84,9 +86,11 @@ func (r *Reconciler) allSets(ctx context.Context, _ client.Object) []reconcile.R
 	return out
 }
 
+// labelsChanged passes cluster creations, deletions and label changes: the only
+// events that can change set membership.
 func labelsChanged() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e eventUpdate) bool {
-		return !equalLabels(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
 	}}
 }
 

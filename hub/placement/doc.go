@@ -1,0 +1,6 @@
+// Package placement wires Flotilla's placement capability into the hub: Setup
+// registers the cluster-set and binding controllers (hub/clusterset), the Placement
+// controller (hub/placement/controller, scheduling with hub/placement/scheduling)
+// and the ManifestWorkReplicaSet controller (hub/workreplicaset); Webhooks names the
+// admission check for ManagedClusterSetBindings. See docs/placement.md.
+package placement

@@ -166,7 +166,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		Named("manifestwork-"+opts.ClusterName).
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.TypedKind(spoke.GetCache(), &workv1.AppliedManifestWork{},
-			handler.TypedEnqueueRequestsFromMapFunc(r.workForApplied))).
+			handler.TypedEnqueueRequestsFromMapFunc(r.workForApplied), recordRemoved)).
 		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*workv1.ManifestWork]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &skip}).
 		Complete(r)
@@ -187,4 +187,16 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// recordRemoved lets through only the AppliedManifestWork events the reconciler
+// must act on: the record being deleted (by someone else) or gone. Its own
+// status writes are not news.
+var recordRemoved = predicate.TypedFuncs[*workv1.AppliedManifestWork]{
+	CreateFunc: func(event.TypedCreateEvent[*workv1.AppliedManifestWork]) bool { return false },
+	UpdateFunc: func(e event.TypedUpdateEvent[*workv1.AppliedManifestWork]) bool {
+		return e.ObjectOld.DeletionTimestamp == nil && e.ObjectNew.DeletionTimestamp != nil
+	},
+	DeleteFunc:  func(event.TypedDeleteEvent[*workv1.AppliedManifestWork]) bool { return true },
+	GenericFunc: func(event.TypedGenericEvent[*workv1.AppliedManifestWork]) bool { return false },
 }

@@ -106,6 +106,18 @@ func (r *reconciler) ensureApplied(ctx context.Context, workName string) (*workv
 	name := applied.Name(r.hubHash, workName)
 	amw := &workv1.AppliedManifestWork{}
 	err := r.spoke.Get(ctx, client.ObjectKey{Name: name}, amw)
+	if err == nil && amw.Spec.AgentID != r.agentID && amw.DeletionTimestamp == nil {
+		// Recorded by an earlier agent of this cluster (registration may give
+		// the agent a new name): this agent takes the record over.
+		amw.Spec.AgentID = r.agentID
+		if err := r.spoke.Update(ctx, amw); err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		r.written[name] = amw.ResourceVersion
+		r.mu.Unlock()
+		return amw, nil
+	}
 	if err == nil {
 		r.mu.Lock()
 		last, ok := r.written[name]

@@ -12,7 +12,6 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +25,7 @@ import (
 
 	"flotilla.dev/flotilla/klusterlet/work"
 	"flotilla.dev/flotilla/klusterlet/work/applied"
+	"flotilla.dev/flotilla/klusterlet/work/worktest"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -75,7 +75,7 @@ func run(m *testing.M) int {
 	must(err)
 	hubHash = applied.HubHash(env.Hub.Config.Host)
 	for _, c := range env.Clusters {
-		must(grantWorkAgent(env.Hub.Config, c.Name))
+		must(worktest.GrantWorkAgent(context.Background(), env.Hub.Config, c.Name))
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,49 +104,8 @@ func must(err error) {
 	}
 }
 
-// agentHubConfig is the hub identity registration gives a cluster's agent.
 func agentHubConfig(admin *rest.Config, cluster string) *rest.Config {
-	cfg := rest.CopyConfig(admin)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:open-cluster-management:" + cluster + ":agent",
-		Groups: []string{"system:open-cluster-management:" + cluster,
-			"system:open-cluster-management:managed-clusters", "system:authenticated"},
-	}
-	return cfg
-}
-
-// grantWorkAgent creates the cluster namespace and the work agent's RoleBinding
-// there, as the hub does when it accepts a cluster.
-func grantWorkAgent(admin *rest.Config, cluster string) error {
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(admin)
-	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	name := "open-cluster-management:managedcluster:" + cluster + ":work"
-	_, err = cs.RbacV1().Roles(cluster).Create(ctx, &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"},
-				Verbs: []string{"get", "list", "watch", "update", "patch"}},
-			{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks/status"},
-				Verbs: []string{"update", "patch"}},
-			{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch", "update"}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	_, err = cs.RbacV1().RoleBindings(cluster).Create(ctx, &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: "system:open-cluster-management:" + cluster}},
-	}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	return nil
+	return worktest.AgentHubConfig(admin, cluster)
 }
 
 // ---- fixtures ----

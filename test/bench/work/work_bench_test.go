@@ -1,0 +1,289 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
+	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"flotilla.dev/flotilla/klusterlet/work"
+	"flotilla.dev/flotilla/klusterlet/work/worktest"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// BenchmarkWorkDistribution creates 1,000 ManifestWorks (one ConfigMap each)
+// over 10 clusters as fast as the hub takes them, and measures for each work
+// the time from Create to (a) its ConfigMap existing on the managed cluster
+// and (b) Applied=True on the hub. The 10 clusters are simulated: 10 agents,
+// each with its own cluster name, hub identity and AgentID, share one managed
+// apiserver (each applies into its own namespace).
+//
+// FLOTILLA_BENCH_WORKS and FLOTILLA_BENCH_CLUSTERS change the sizes.
+func BenchmarkWorkDistribution(b *testing.B) {
+	works, clusters := envInt(b, "FLOTILLA_BENCH_WORKS", 1000), envInt(b, "FLOTILLA_BENCH_CLUSTERS", 10)
+	b.Run(fmt.Sprintf("works=%d/clusters=%d", works, clusters), func(b *testing.B) {
+		for range b.N {
+			run(b, works, clusters)
+		}
+	})
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
+
+func run(b *testing.B, works, clusters int) {
+	timeout := time.Duration(envInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600)) * time.Second
+	ctrl.SetLogger(logr.Discard())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(b, testenv.Options{Clusters: 1})
+	spokeCfg := env.Clusters[0].Config
+	spoke := kubernetes.NewForConfigOrDie(spokeCfg)
+	hubCfg := rest.CopyConfig(env.Hub.Config)
+	hubCfg.QPS, hubCfg.Burst = 200, 400
+	hubWork := workclient.NewForConfigOrDie(hubCfg)
+
+	names := make([]string, clusters)
+	for i := range names {
+		names[i] = fmt.Sprintf("cluster%d", i+1)
+		if err := worktest.GrantWorkAgent(ctx, env.Hub.Config, names[i]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := spoke.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench-" + names[i]}}, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+
+	// Observe results through watches, as a user would.
+	var mu sync.Mutex
+	created := map[string]time.Time{}   // work key -> Create called
+	onSpoke := map[string]time.Time{}   // work key -> ConfigMap seen
+	appliedAt := map[string]time.Time{} // work key -> Applied=True seen
+	// Informers, not bare watches: they re-list if the apiserver closes a watch.
+	cmInformer := informers.NewSharedInformerFactoryWithOptions(spoke, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "bench=work" })).Core().V1().ConfigMaps().Informer()
+	_, _ = cmInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		key := dotToSlash(cm.Labels["work"])
+		if _, seen := onSpoke[key]; !seen {
+			onSpoke[key] = time.Now()
+		}
+		mu.Unlock()
+	}})
+	allApplied := make(chan struct{})
+	nWarm, nApplied := 0, 0 // warm-up works, benchmark works Applied
+	observe := func(obj interface{}) {
+		w, ok := obj.(*workv1.ManifestWork)
+		if !ok || !meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		key := w.Namespace + "/" + w.Name
+		if _, seen := appliedAt[key]; seen {
+			return
+		}
+		appliedAt[key] = time.Now()
+		if strings.HasPrefix(w.Name, "warmup-") {
+			nWarm++
+		} else if nApplied++; nApplied == works {
+			close(allApplied)
+		}
+	}
+	workInformer := workinformers.NewSharedInformerFactory(hubWork, 0).Work().V1().ManifestWorks().Informer()
+	_, _ = workInformer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    observe,
+		UpdateFunc: func(_, obj interface{}) { observe(obj) },
+	})
+	go cmInformer.Run(ctx.Done())
+	go workInformer.Run(ctx.Done())
+	toolscache.WaitForCacheSync(ctx.Done(), cmInformer.HasSynced, workInformer.HasSynced)
+
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+
+	agentCtx, stopAgents := context.WithCancel(ctx)
+	var agents sync.WaitGroup
+	for _, name := range names {
+		agents.Add(1)
+		go func() {
+			defer agents.Done()
+			if err := work.Run(agentCtx, work.Options{
+				HubConfig: worktest.AgentHubConfig(env.Hub.Config, name), SpokeConfig: spokeCfg,
+				ClusterName: name, AgentID: name,
+			}); err != nil {
+				b.Errorf("agent %s: %v", name, err)
+			}
+		}()
+	}
+	defer func() { stopAgents(); agents.Wait() }()
+
+	// Wait until every agent serves: one warm-up work per cluster applied.
+	for _, name := range names {
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "warmup-" + name}}
+		w.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: []byte(fmt.Sprintf(
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"warmup","namespace":"bench-%s"}}`, name))}}}
+		if _, err := hubWork.WorkV1().ManifestWorks(name).Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		mu.Lock()
+		n := nWarm
+		mu.Unlock()
+		if n == clusters {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d agents ready after 2 minutes", n, clusters)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	jobs := make(chan int)
+	var creators sync.WaitGroup
+	for range 8 {
+		creators.Add(1)
+		go func() {
+			defer creators.Done()
+			for i := range jobs {
+				cluster := names[i%clusters]
+				name := fmt.Sprintf("%s-w%04d", cluster, i)
+				w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name}}
+				w.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: []byte(fmt.Sprintf(
+					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"bench-%s","labels":{"bench":"work","work":"%s.%s"}},"data":{"i":"%d"}}`,
+					name, cluster, cluster, name, i))}}}
+				key := cluster + "/" + name
+				t0 := time.Now()
+				if _, err := hubWork.WorkV1().ManifestWorks(cluster).Create(ctx, w, metav1.CreateOptions{}); err != nil {
+					b.Errorf("create %s: %v", key, err)
+					continue
+				}
+				mu.Lock()
+				created[key] = t0
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range works {
+		jobs <- i
+	}
+	close(jobs)
+	creators.Wait()
+	createdIn := time.Since(start)
+
+	select {
+	case <-allApplied:
+	case <-time.After(timeout):
+		mu.Lock()
+		n := nApplied
+		mu.Unlock()
+		listed, applied := 0, 0
+		if l, err := hubWork.WorkV1().ManifestWorks("").List(ctx, metav1.ListOptions{}); err == nil {
+			listed = len(l.Items)
+			for _, w := range l.Items {
+				if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied) {
+					applied++
+				}
+			}
+		}
+		cms := 0
+		if l, err := spoke.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: "bench=work"}); err == nil {
+			cms = len(l.Items)
+		}
+		b.Fatalf("after %s only %d of %d works were seen Applied (hub lists %d works, %d Applied; managed cluster has %d ConfigMaps)",
+			timeout, n, works, listed, applied, cms)
+	}
+	total := time.Since(start)
+	b.StopTimer()
+
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var toSpoke, toApplied []time.Duration
+	for key, t0 := range created {
+		if t, ok := appliedAt[key]; ok {
+			toApplied = append(toApplied, t.Sub(t0))
+		}
+		if t, ok := onSpoke[key]; ok {
+			toSpoke = append(toSpoke, t.Sub(t0))
+		}
+	}
+	heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	b.ReportMetric(ms(pct(toSpoke, 50)), "p50-to-cluster-ms")
+	b.ReportMetric(ms(pct(toSpoke, 99)), "p99-to-cluster-ms")
+	b.ReportMetric(ms(pct(toApplied, 50)), "p50-to-applied-ms")
+	b.ReportMetric(ms(pct(toApplied, 99)), "p99-to-applied-ms")
+	b.ReportMetric(total.Seconds(), "all-applied-s")
+	b.ReportMetric(heap/float64(clusters)/(1<<20), "heap-MiB/agent")
+	b.Logf("%d works over %d clusters: created in %s, all Applied in %s", works, clusters, createdIn.Round(time.Millisecond), total.Round(time.Millisecond))
+	b.Logf("create -> on cluster: p50 %s p99 %s (n=%d)", pct(toSpoke, 50), pct(toSpoke, 99), len(toSpoke))
+	b.Logf("create -> Applied=True: p50 %s p99 %s (n=%d)", pct(toApplied, 50), pct(toApplied, 99), len(toApplied))
+	b.Logf("Go heap of the %d agents after GC: %.1f MiB (%.1f MiB per agent); process RSS-like Sys %.0f MiB",
+		clusters, heap/(1<<20), heap/float64(clusters)/(1<<20), float64(after.Sys)/(1<<20))
+}
+
+// dotToSlash turns the ConfigMap's "work" label "<cluster>.<name>" (labels
+// cannot hold "/") into the work key "<cluster>/<name>".
+func dotToSlash(label string) string {
+	for i := 0; i < len(label); i++ {
+		if label[i] == '.' {
+			return label[:i] + "/" + label[i+1:]
+		}
+	}
+	return label
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	idx := (len(s)*p+99)/100 - 1
+	if idx < 0 {
+		idx = 0
+	}
+	return s[idx].Round(time.Millisecond)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

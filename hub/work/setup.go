@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -103,6 +104,16 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	work := &workv1.ManifestWork{}
 	if err := v.decoder.Decode(req, work); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the ManifestWork: %w", err))
+	}
+	if req.Operation == admissionv1.Update {
+		// Writes that leave the manifests alone (finalizers, labels by agents and
+		// controllers) are not judged again: a limit lowered later must not
+		// strand existing works.
+		old := &workv1.ManifestWork{}
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err == nil &&
+			equality.Semantic.DeepEqual(old.Spec.Workload, work.Spec.Workload) {
+			return admission.Allowed("")
+		}
 	}
 	if problems := Validate(work, v.limit); len(problems) > 0 {
 		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s is invalid: %s", req.Namespace, work.Name, strings.Join(problems, "; ")))

@@ -76,6 +76,12 @@ func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
 	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return mgr.GetWebhookServer().StartedChecker()(nil) == nil }, 30*time.Second, 50*time.Millisecond)
+	for _, ns := range []string{"cluster1", "not-a-cluster"} {
+		require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	require.NoError(t, admin.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}}))
+	// A work from before the webhook, that it would refuse.
+	require.NoError(t, admin.Create(ctx, mw("cluster1", "legacy", cm("app", "a", 1), cm("app", "a", 1))))
 	require.NoError(t, admin.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "work-test"}, Webhooks: hooks}))
 
@@ -84,10 +90,6 @@ func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
 	cfg.WarningHandler = w
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
-	for _, ns := range []string{"cluster1", "not-a-cluster"} {
-		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	}
-	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}}))
 
 	// The apiserver picks up a new webhook configuration asynchronously: wait
 	// until an invalid work is refused.
@@ -160,6 +162,19 @@ func TestWebhook(t *testing.T) {
 		err := c.Update(ctx, w)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "manifest 2 (ConfigMap app/a) duplicates manifest 0")
+	})
+
+	t.Run("writes that keep the manifests are not judged again", func(t *testing.T) {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "legacy"}, w))
+		w.Finalizers = append(w.Finalizers, "cluster.open-cluster-management.io/manifest-work-cleanup")
+		require.NoError(t, c.Update(ctx, w), "an agent can still add its finalizer")
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, w.Spec.Workload.Manifests[0])
+		assert.ErrorContains(t, c.Update(ctx, w), "duplicates manifest 0", "changing the manifests is judged")
+		w = &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "legacy"}, w))
+		w.Finalizers = nil
+		require.NoError(t, c.Update(ctx, w))
 	})
 
 	t.Run("a work outside a cluster namespace is reported", func(t *testing.T) {

@@ -175,6 +175,10 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 	owner := metav1.OwnerReference{
 		APIVersion: workv1.GroupVersion.String(), Kind: "AppliedManifestWork", Name: amw.Name, UID: amw.UID,
 	}
+	recorded := map[applied.Key]bool{}
+	for _, r := range amw.Status.AppliedResources {
+		recorded[applied.KeyOf(r)] = true
+	}
 	results := make([]status.ManifestResult, len(manifests))
 	out := outcome{keep: map[applied.Key]bool{}, readOnly: map[applied.Key]bool{}}
 	for _, i := range apply.Order(kinds) {
@@ -209,7 +213,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 			out.readOnly[key] = true
 		}
 
-		live, err := r.applier.Apply(ctx, t, obj, strategy, owner)
+		live, err := r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key])
 		if err != nil {
 			res.ApplyErr = err
 			out.failed = true

@@ -69,8 +69,10 @@ func (a *Applier) Get(ctx context.Context, t Target) (*unstructured.Unstructured
 
 // Apply puts desired on the cluster with the given strategy and returns the
 // live object afterwards. owner is added to the object's ownerReferences
-// (except for ReadOnly, which never writes).
-func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Unstructured, strategy *workv1.UpdateStrategy, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+// (except for ReadOnly, which never writes). fresh says the object is probably
+// new (not applied before): then creating is tried before reading, which saves
+// a request for new works.
+func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Unstructured, strategy *workv1.UpdateStrategy, owner metav1.OwnerReference, fresh bool) (*unstructured.Unstructured, error) {
 	desired = desired.DeepCopy()
 	if !t.Namespaced {
 		desired.SetNamespace("")
@@ -88,6 +90,11 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		}
 		return live, err
 	case workv1.UpdateStrategyTypeCreateOnly:
+		if fresh {
+			if live, err := a.create(ctx, t, desired.DeepCopy(), owner); !apierrors.IsAlreadyExists(err) {
+				return live, err
+			}
+		}
 		live, err := a.Get(ctx, t)
 		if err != nil || live != nil {
 			return live, err
@@ -96,6 +103,11 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 	case workv1.UpdateStrategyTypeServerSideApply:
 		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner)
 	case workv1.UpdateStrategyTypeUpdate:
+		if fresh {
+			if live, err := a.create(ctx, t, desired.DeepCopy(), owner); !apierrors.IsAlreadyExists(err) {
+				return live, err
+			}
+		}
 		return a.update(ctx, t, desired, owner)
 	default:
 		return nil, fmt.Errorf("unknown update strategy %q (want Update, CreateOnly, ServerSideApply or ReadOnly)", typ)

@@ -54,5 +54,10 @@ func TestOps(t *testing.T) {
 		if assert.Len(c, views, 1) {
 			assert.Equal(c, []string{"ops-2"}, views[0].SelectedClusters)
 		}
+		decided, err := ops.DecidedClusters(ctx, hub, "ops", "pick")
+		assert.NoError(c, err)
+		assert.Equal(c, []string{"ops-2"}, decided)
 	}, timeout, tick)
+	_, err = ops.DecidedClusters(ctx, hub, "ops", "nope")
+	assert.ErrorContains(t, err, "placement ops/nope not found")
 }

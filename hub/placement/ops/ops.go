@@ -208,3 +208,27 @@ func BindClusterSet(ctx context.Context, c client.Client, opts BindOptions) (cre
 	}
 	return true, nil
 }
+
+// DecidedClusters returns the clusters placement namespace/name currently selects,
+// sorted. It fails when the Placement does not exist; a Placement without decisions
+// yet yields no clusters. (Used by `flotilla create work --placement`.)
+func DecidedClusters(ctx context.Context, c client.Client, namespace, name string) ([]string, error) {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &clusterv1beta1.Placement{}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("placement %s/%s not found", namespace, name)
+		}
+		return nil, fmt.Errorf("get placement %s/%s: %w", namespace, name, err)
+	}
+	var ds clusterv1beta1.PlacementDecisionList
+	if err := c.List(ctx, &ds, client.InNamespace(namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: name}); err != nil {
+		return nil, fmt.Errorf("list decisions of placement %s/%s: %w", namespace, name, err)
+	}
+	out := []string{}
+	for _, d := range ds.Items {
+		for _, cd := range d.Status.Decisions {
+			out = append(out, cd.ClusterName)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -38,6 +38,9 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 		return 0, nil
 	}
 	u := obj.(*unstructured.Unstructured).DeepCopy()
+	if u, err = r.fresh(ctx, key, u); err != nil || u == nil {
+		return 0, err
+	}
 	p := &policyv1.ConfigurationPolicy{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
 		return 0, r.writeUnreadable(ctx, u, err)
@@ -68,6 +71,7 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	prev.RelatedObjects = append(prev.RelatedObjects, r.created[key]...)
 	r.mu.Unlock()
 	status := res.Status(prev, start)
+	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
 	if err := r.writeStatus(ctx, u, p, res, status); err != nil {
 		return 0, err
 	}
@@ -77,7 +81,6 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	elapsed := r.opts.Now().Sub(start)
 	r.opts.Metrics.EvaluationSeconds.Observe(elapsed.Seconds())
 	r.opts.Metrics.Evaluations.WithLabelValues(string(status.ComplianceState)).Inc()
-	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
 
 	r.mu.Lock()
 	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState}
@@ -87,6 +90,37 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 		d = r.opts.RetryInterval
 	}
 	return d, nil
+}
+
+// fresh returns the policy as the engine last wrote it or newer. The
+// informer cache may not have seen the engine's last write yet; comparing a
+// new status with a stale one would skip a needed write (or repeat a history
+// entry), so a cache behind the engine's own write is bypassed with a GET.
+// It returns nil when the policy is gone.
+func (r *Runner) fresh(ctx context.Context, key string, cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	r.mu.Lock()
+	last, ok := r.written[key]
+	r.mu.Unlock()
+	if !ok || last == cached.GetResourceVersion() {
+		return cached, nil
+	}
+	got, err := r.dyn.Resource(policiesGVR).Namespace(cached.GetNamespace()).Get(ctx, cached.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		r.forget(key)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.wrote(key, got)
+	return got, nil
+}
+
+// wrote records the resourceVersion of the engine's latest view of a policy.
+func (r *Runner) wrote(key string, obj *unstructured.Unstructured) {
+	r.mu.Lock()
+	r.written[key] = obj.GetResourceVersion()
+	r.mu.Unlock()
 }
 
 // rememberCreated records the objects res created, as related objects with
@@ -104,6 +138,7 @@ func (r *Runner) rememberCreated(key string, res *evaluate.Result) {
 
 func (r *Runner) forget(key string) {
 	r.mu.Lock()
+	delete(r.written, key)
 	delete(r.created, key)
 	delete(r.state, key)
 	delete(r.unknown, key)
@@ -303,13 +338,14 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			return err
 		}
 		u.Object["status"] = m
-		_, err = r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
+		got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
 		}
 		if err != nil {
 			return err
 		}
+		r.wrote(p.Namespace+"/"+p.Name, got)
 	}
 	// The event follows the status it records, so a retried status write
 	// never leaves a duplicate event behind.
@@ -403,6 +439,9 @@ func (r *Runner) ensureFinalizer(ctx context.Context, u *unstructured.Unstructur
 	got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).Update(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
 	if apierrors.IsConflict(err) {
 		return nil, fmt.Errorf("finalizer of %s/%s: %w", p.Namespace, p.Name, errRetry)
+	}
+	if err == nil {
+		r.wrote(p.Namespace+"/"+p.Name, got)
 	}
 	return got, err
 }

@@ -80,6 +80,9 @@ type Runner struct {
 	// created remembers what each policy created until its status says so,
 	// so createdByPolicy survives a status write that failed.
 	created map[string][]policyv1.RelatedObject
+	// written is the resourceVersion of each policy as the engine last wrote
+	// (or read) it, to detect a policy cache that is behind.
+	written map[string]string
 }
 
 // policyState is what the runner remembers about a policy between evaluations.
@@ -156,6 +159,7 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 		state:   map[string]*policyState{},
 		unknown: map[string]bool{},
 		created: map[string][]policyv1.RelatedObject{},
+		written: map[string]string{},
 	}
 	r.watches = newWatches(ctx, dyn, opts.SyncTimeout)
 	r.watches.onEvent = r.objectChanged

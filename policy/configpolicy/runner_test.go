@@ -144,13 +144,16 @@ spec:
 	require.Equal(t, p.Generation, p.Status.LastEvaluatedGeneration)
 	require.Equal(t, "Compliant", p.Status.RelatedObjects[0].Compliant)
 
-	evs := events(t, ns, "need-prod")
+	// The event follows the status write that records it.
 	var msgs []string
-	for _, e := range evs {
-		require.Equal(t, "policy: "+ns+"/need-prod", e.Reason)
-		msgs = append(msgs, e.Message)
-	}
-	require.ElementsMatch(t, []string{p.Status.History[0].Message, p.Status.History[1].Message}, msgs)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		msgs = nil
+		for _, e := range events(t, ns, "need-prod") {
+			assert.Equal(c, "policy: "+ns+"/need-prod", e.Reason)
+			msgs = append(msgs, e.Message)
+		}
+		assert.ElementsMatch(c, []string{p.Status.History[0].Message, p.Status.History[1].Message}, msgs)
+	}, timeout, tick)
 	for _, h := range p.Status.History {
 		ev, err := kube.CoreV1().Events(ns).Get(ctx, h.EventName, metav1.GetOptions{})
 		require.NoError(t, err, "history names its event")

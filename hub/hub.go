@@ -58,6 +58,11 @@ type Options struct {
 	HealthAddr string
 	// LeaderElection makes replicas elect one active hub. Default false.
 	LeaderElection bool
+	// QPS and Burst limit the hub's requests to its apiserver. Default 100 and 200
+	// (client-go's 5/10, or controller-runtime's 20/30, make 50 clusters joining at
+	// once wait half a minute on the client side).
+	QPS   float32
+	Burst int
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running.
 	Ready func()
@@ -91,7 +96,15 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer cleanup()
 
-	mgr, err := ctrl.NewManager(opts.Config, ctrl.Options{
+	cfg := rest.CopyConfig(opts.Config)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	if cfg.QPS <= 0 {
+		cfg.QPS = 100
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = 200
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme.New(),
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.HealthAddr,

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -95,7 +96,7 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 	if opts.Wait {
 		fmt.Fprintf(opts.Progress, "==> waiting for cluster %s to ask to join\n", name)
 		wctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-		err := wait.PollUntilContextCancel(wctx, time.Second, true, find)
+		err := wait.PollUntilContextCancel(wctx, 250*time.Millisecond, true, find)
 		cancel()
 		if err != nil && cluster.Name == "" {
 			return fmt.Errorf("no ManagedCluster appeared within %s: did its agent run `flotilla join`?", opts.Timeout)
@@ -124,8 +125,9 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 	if cluster.Spec.HubAcceptsClient {
 		fmt.Fprintf(opts.Progress, "cluster %s is already accepted\n", name)
 	} else {
-		cluster.Spec.HubAcceptsClient = true
-		if err := c.Update(ctx, cluster); err != nil {
+		// A merge patch of the one field: no conflict with the hub's own writes.
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"hubAcceptsClient":true}}`))
+		if err := c.Patch(ctx, cluster, patch); err != nil {
 			return fmt.Errorf("set spec.hubAcceptsClient: %w", err)
 		}
 		fmt.Fprintf(opts.Progress, "==> accepted cluster %s (spec.hubAcceptsClient=true)\n", name)

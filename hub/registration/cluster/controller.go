@@ -41,7 +41,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("managedcluster-acceptance").
 		For(&clusterv1.ManagedCluster{}).
-		// A RoleBinding or ClusterRole removed by hand is put back.
+		// A namespace or RBAC object removed or edited by hand is put back (this
+		// also starts these informers at start-up instead of at the first accept).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
+		Watches(&rbacv1.ClusterRole{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
 		Watches(&rbacv1.ClusterRoleBinding{}, handler.EnqueueRequestsFromMapFunc(byClusterLabel)).
 		Complete(r)

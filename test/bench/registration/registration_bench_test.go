@@ -1,0 +1,220 @@
+package registration_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/accept"
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/klusterlet"
+	"flotilla.dev/flotilla/klusterlet/join"
+	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+func BenchmarkAcceptToJoined(b *testing.B) {
+	klog.SetOutput(ioDiscard{})
+	klog.LogToStderr(false)
+	for _, n := range []int{1, 50} {
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				runJoin(b, n)
+			}
+		})
+	}
+}
+
+type ioDiscard struct{}
+
+func (ioDiscard) Write(p []byte) (int, error) { return len(p), nil }
+
+func runJoin(b *testing.B, n int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(b, testenv.Options{Clusters: 1})
+	tok, err := bootstrap.Init(ctx, bootstrap.Options{Config: env.Hub.Config})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hubPID := startHub(b, ctx, env)
+	waitHub(b, ctx, env)
+
+	spoke := env.Clusters[0]
+	names := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range names {
+		names[i] = fmt.Sprintf("sim%03d", i+1)
+		ns := "agent-" + names[i]
+		if err := join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: tok.Token,
+			ClusterName: names[i], AgentNamespace: ns, NoDeployment: true}); err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func(name, ns string) {
+			defer wg.Done()
+			_ = klusterlet.Run(ctx, klusterlet.Options{DisableWork: true, Registration: registration.Options{
+				ClusterName: name, AgentNamespace: ns, SpokeConfig: spoke.Config, HubKubeconfigDir: b.TempDir(),
+			}})
+		}(names[i], ns)
+	}
+	defer wg.Wait()
+	defer cancel()
+
+	// Every agent has asked (ManagedCluster and CSR) before the clock starts.
+	clusters := clusterclient.NewForConfigOrDie(env.Hub.Config)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := clusters.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) < n {
+			return false, nil
+		}
+		csrs, err := kubernetes.NewForConfigOrDie(env.Hub.Config).CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		return err == nil && len(csrs.Items) >= n, nil
+	}); err != nil {
+		b.Fatalf("agents did not register: %v", err)
+	}
+	list, _ := clusters.ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
+	w, err := clusters.ClusterV1().ManagedClusters().Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+
+	start := time.Now()
+	b.ResetTimer()
+	for _, name := range names {
+		go func() {
+			if err := accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{name}, Wait: true}); err != nil && ctx.Err() == nil {
+				b.Errorf("accept %s: %v", name, err)
+			}
+		}()
+	}
+	joined := map[string]time.Duration{}
+	timeout := time.After(10 * time.Minute)
+	for len(joined) < n {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				b.Fatal("watch closed")
+			}
+			mc, isMC := ev.Object.(*clusterv1.ManagedCluster)
+			if ev.Type == watch.Modified && isMC && meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) {
+				if _, seen := joined[mc.Name]; !seen {
+					joined[mc.Name] = time.Since(start)
+				}
+			}
+		case <-timeout:
+			b.Fatalf("only %d of %d clusters joined", len(joined), n)
+		}
+	}
+	b.StopTimer()
+	d := make([]time.Duration, 0, n)
+	for _, v := range joined {
+		d = append(d, v)
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	b.ReportMetric(ms(percentile(d, 50)), "ms-p50")
+	b.ReportMetric(ms(percentile(d, 99)), "ms-p99")
+	b.ReportMetric(ms(d[len(d)-1]), "ms-all-joined")
+	rss, hwm := memory(hubPID)
+	b.ReportMetric(rss, "MiB-hub-rss")
+	b.ReportMetric(hwm, "MiB-hub-peak-rss")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	rank := (p*len(sorted) + 99) / 100
+	if rank < 1 {
+		rank = 1
+	}
+	return sorted[rank-1]
+}
+
+// startHub runs `flotilla hub` as its own process and returns its PID.
+func startHub(b *testing.B, ctx context.Context, env *testenv.Env) int {
+	bin := os.Getenv("FLOTILLA")
+	if bin == "" {
+		bin = filepath.Join(b.TempDir(), "flotilla")
+		build := exec.Command("go", "build", "-o", bin, "flotilla.dev/flotilla/cmd/flotilla")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			b.Fatalf("build flotilla: %v", err)
+		}
+	}
+	log, err := os.Create(filepath.Join(b.TempDir(), "hub.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "hub", "--kubeconfig", env.Hub.KubeconfigPath)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		log.Close()
+	})
+	return cmd.Process.Pid
+}
+
+// waitHub waits until the hub process registered its webhooks.
+func waitHub(b *testing.B, ctx context.Context, env *testenv.Env) {
+	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		b.Fatalf("hub did not serve: %v", err)
+	}
+}
+
+// memory reads the process's resident and peak resident memory in MiB.
+func memory(pid int) (rss, hwm float64) {
+	if runtime.GOOS != "linux" {
+		return 0, 0
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}

@@ -1,0 +1,56 @@
+package registration
+
+import (
+	"crypto/x509"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+
+	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
+)
+
+// The agent's CSR must pass every check the hub makes, as a first CSR and as a renewal.
+func TestBuildCSRPassesHubChecks(t *testing.T) {
+	key, err := newKey()
+	require.NoError(t, err)
+	csr, err := BuildCSR("cluster1", "agent1", key, 3600)
+	require.NoError(t, err)
+	assert.Equal(t, "cluster1-", csr.GenerateName)
+	assert.Equal(t, int32(3600), *csr.Spec.ExpirationSeconds)
+
+	csr.Spec.Username = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap"
+	v := hubcsr.Evaluate(csr, hubcsr.Facts{})
+	assert.Equal(t, hubcsr.Wait, v.Decision, v.Message)
+	assert.Equal(t, "agent1", v.Agent)
+
+	csr.Spec.Username = "system:open-cluster-management:cluster1:agent1"
+	v = hubcsr.Evaluate(csr, hubcsr.Facts{RequesterMayRenew: true})
+	assert.Equal(t, hubcsr.Approve, v.Decision, v.Message)
+	assert.True(t, v.Renewal)
+
+	assert.True(t, requestMatchesKey(csr, key, Subject("cluster1", "agent1")), "a restarted agent recognises its CSR")
+	other, err := newKey()
+	require.NoError(t, err)
+	assert.False(t, requestMatchesKey(csr, other, Subject("cluster1", "agent1")), "not with another key")
+	assert.False(t, requestMatchesKey(csr, key, Subject("cluster1", "agent2")), "not for another agent")
+	assert.False(t, requestMatchesKey(&certificatesv1.CertificateSigningRequest{}, key, Subject("cluster1", "agent1")))
+}
+
+func TestRotationDue(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cert := &x509.Certificate{NotBefore: start, NotAfter: start.Add(100 * time.Hour)}
+	tests := []struct {
+		fraction float64
+		want     time.Time
+	}{
+		{0.2, start.Add(80 * time.Hour)},
+		{0.25, start.Add(75 * time.Hour)},
+		{0.99, start.Add(time.Hour)},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, RotationDue(cert, tt.fraction), "fraction %v", tt.fraction)
+	}
+}

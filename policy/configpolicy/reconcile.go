@@ -350,6 +350,7 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 	// The event follows the status it records, so a retried status write
 	// never leaves a duplicate event behind.
 	if event != nil {
+		r.log.Info(msg, "policy", p.Namespace+"/"+p.Name)
 		if _, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, event, metav1.CreateOptions{}); err != nil {
 			r.log.Error(err, "cannot record compliance event", "policy", p.Namespace+"/"+p.Name)
 		}

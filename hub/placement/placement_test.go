@@ -217,6 +217,10 @@ func TestDecisionsAreStable(t *testing.T) {
 	s.eventuallyDecided("p", "stable-a")
 	var before clusterv1beta1.PlacementDecision
 	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: "p-decision-1"}, &before))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Len(c, s.getPlacement("p").Status.DecisionGroups, 1)
+	}, timeout, tick)
+	placementBefore := s.getPlacement("p")
 
 	// An irrelevant change (an annotation) and a new cluster that sorts first
 	// must not rewrite the decision.
@@ -228,6 +232,7 @@ func TestDecisionsAreStable(t *testing.T) {
 	var after clusterv1beta1.PlacementDecision
 	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: "p-decision-1"}, &after))
 	assert.Equal(t, before.ResourceVersion, after.ResourceVersion)
+	assert.Equal(t, placementBefore.ResourceVersion, s.getPlacement("p").ResourceVersion, "placement status must not be rewritten")
 }
 
 func TestDecisionGroups(t *testing.T) {

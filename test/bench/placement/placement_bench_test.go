@@ -117,8 +117,10 @@ func run(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := watcher.GetInformer(ctx, &clusterv1beta1.Placement{}); err != nil {
-		b.Fatal(err)
+	for _, obj := range []client.Object{&clusterv1beta1.Placement{}, &clusterv1beta1.PlacementDecision{}} {
+		if _, err := watcher.GetInformer(ctx, obj); err != nil {
+			b.Fatal(err)
+		}
 	}
 	go func() { _ = watcher.Start(ctx) }()
 	watcher.WaitForCacheSync(ctx)
@@ -165,6 +167,34 @@ func run(b *testing.B, n int) {
 	cpu := cpuTime() - cpuBefore
 	b.StopTimer()
 
+	// Propagation: move one cluster from region r0 to r1; every placement of those
+	// regions without numberOfClusters must follow.
+	b.StartTimer()
+	moved := time.Now()
+	var mc clusterv1.ManagedCluster
+	if err := c.Get(ctx, client.ObjectKey{Name: "cluster-0000"}, &mc); err != nil {
+		b.Fatal(err)
+	}
+	patch := client.MergeFrom(mc.DeepCopy())
+	mc.Labels["region"] = "r1"
+	if err := c.Patch(ctx, &mc, patch); err != nil {
+		b.Fatal(err)
+	}
+	affected := n / regions * 2 * 3 / 4 // regions r0 and r1, placements without numberOfClusters
+	for {
+		if followed(ctx, b, watcher, "cluster-0000") >= affected {
+			break
+		}
+		if time.Since(moved) > 20*time.Minute {
+			b.Fatalf("placements did not follow a label change within 20 minutes")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	propagation := time.Since(moved)
+	b.StopTimer()
+	b.ReportMetric(propagation.Seconds(), "s-label-change-to-decisions")
+	b.Logf("one cluster moved between regions: all %d affected placements followed in %s", affected, propagation.Round(time.Millisecond))
+
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -182,6 +212,45 @@ func run(b *testing.B, n int) {
 	b.Logf("all %d placements decided %s after the first was created (creation took %s); benchmark process CPU %s; controller heap %.0f MB, apiserver RSS %.0f MB, etcd RSS %.0f MB",
 		n, elapsed.Round(time.Millisecond), created.Round(time.Millisecond), cpu.Round(time.Millisecond),
 		float64(ms.HeapInuse)/(1<<20), float64(rss["kube-apiserver"])/1024, float64(rss["etcd"])/1024)
+}
+
+// followed counts placements without numberOfClusters that reflect cluster having
+// moved from region r0 to r1: r0 placements no longer decide on it, r1 ones do.
+func followed(ctx context.Context, b *testing.B, r client.Reader, cluster string) int {
+	var ds clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &ds, client.UnsafeDisableDeepCopy); err != nil {
+		b.Logf("list decisions: %v", err)
+		return 0
+	}
+	has := map[string]bool{}
+	for _, d := range ds.Items {
+		for _, cd := range d.Status.Decisions {
+			if cd.ClusterName == cluster {
+				has[d.Namespace+"/"+d.Labels[clusterv1beta1.PlacementLabel]] = true
+			}
+		}
+	}
+	var ps clusterv1beta1.PlacementList
+	if err := r.List(ctx, &ps, client.UnsafeDisableDeepCopy); err != nil {
+		return 0
+	}
+	ok := 0
+	for _, p := range ps.Items {
+		if p.Spec.NumberOfClusters != nil || len(p.Spec.Predicates) == 0 {
+			continue
+		}
+		switch p.Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchLabels["region"] {
+		case "r0":
+			if !has[p.Namespace+"/"+p.Name] {
+				ok++
+			}
+		case "r1":
+			if has[p.Namespace+"/"+p.Name] {
+				ok++
+			}
+		}
+	}
+	return ok
 }
 
 // webhookServer serves the placement admission handler on a free local port with a

@@ -187,6 +187,37 @@ func TestFullFlow(t *testing.T) {
 		assert.Contains(t, err.Error(), "not a DNS label")
 	})
 
+	t.Run("bootstrap identity holds exactly the bootstrap permissions", func(t *testing.T) {
+		boot := bootstrapConfig(t)
+		cs, cc := kube(boot), clusters(boot)
+		forbidden := func(what string, err error) {
+			t.Helper()
+			assert.True(t, apierrors.IsForbidden(err), "%s: want 403, got %v", what, err)
+		}
+		_, err := cc.ClusterV1().ManagedClusters().Get(ctx, "cluster1", metav1.GetOptions{})
+		require.NoError(t, err, "may read ManagedClusters")
+		_, err = cs.CoreV1().ConfigMaps("kube-public").Get(ctx, "cluster-info", metav1.GetOptions{})
+		require.NoError(t, err, "may read cluster-info")
+		err = updateCluster(boot, "cluster2", func(mc *clusterv1.ManagedCluster) { mc.Spec.Taints = nil })
+		forbidden("update a ManagedCluster", err)
+		mc := hubCluster(t, "cluster2")
+		_, err = cc.ClusterV1().ManagedClusters().UpdateStatus(ctx, mc, metav1.UpdateOptions{})
+		forbidden("update a ManagedCluster's status", err)
+		err = cc.ClusterV1().ManagedClusters().Delete(ctx, "cluster2", metav1.DeleteOptions{})
+		forbidden("delete a ManagedCluster", err)
+		_, err = cs.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+		forbidden("list secrets", err)
+		_, err = cs.CoreV1().ConfigMaps("kube-system").List(ctx, metav1.ListOptions{})
+		forbidden("list configmaps", err)
+		csr := clusterCSRs(t, "cluster2")[0]
+		_, err = cs.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, &csr, metav1.UpdateOptions{})
+		forbidden("approve a CSR", err)
+		_, err = cc.ClusterV1().ManagedClusters().Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "self-accepted"},
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}, metav1.CreateOptions{})
+		require.Error(t, err, "create an accepted cluster")
+		assert.Contains(t, err.Error(), "cannot accept ManagedCluster")
+	})
+
 	t.Run("get clusters lists both", func(t *testing.T) {
 		list, err := clusters(env.Hub.Config).ClusterV1().ManagedClusters().List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)

@@ -1,8 +1,16 @@
 package registration_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"math/big"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,4 +156,49 @@ func TestDeleteCleansUp(t *testing.T) {
 		_, err := hubKube.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}, timeout, tick, "namespace gone (with its works, leases and RoleBindings)")
+}
+
+// TestFallbackToBootstrap: when the hub no longer recognises the stored
+// credential, the agent asks again with the bootstrap kubeconfig; after the admin
+// accepts again the cluster is back.
+func TestFallbackToBootstrap(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, env.Clusters[1], "fallback", "agent-fallback").start()
+	acceptClusters(t, "fallback")
+	waitCondition(t, "fallback", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	a.stop()
+
+	// Replace the credential with a certificate for the same subject that the hub
+	// never issued (as after a hub CA change).
+	secrets := kube(a.spoke.Config).CoreV1().Secrets(a.ns)
+	sec, err := secrets.Get(ctx, registration.HubKubeconfigSecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	certPEM, keyPEM := selfSigned(t, string(sec.Data["cluster-name"]), string(sec.Data["agent-name"]))
+	sec.Data["tls.crt"], sec.Data["tls.key"] = certPEM, keyPEM
+	_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	a.start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "fallback")) == 2 }, timeout, tick, "a new bootstrap CSR")
+	acceptClusters(t, "fallback")
+	require.Eventually(t, func() bool {
+		sec, err := secrets.Get(ctx, registration.HubKubeconfigSecret, metav1.GetOptions{})
+		return err == nil && !bytes.Equal(sec.Data["tls.crt"], certPEM) && len(sec.Data["tls.crt"]) > 0
+	}, timeout, tick)
+	_, err = clusters(a.credential()).ClusterV1().ManagedClusters().Get(ctx, "fallback", metav1.GetOptions{})
+	require.NoError(t, err, "the new credential works")
+	waitCondition(t, "fallback", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
+}
+
+// selfSigned makes a certificate and key for an agent's subject, signed by nobody the hub trusts.
+func selfSigned(t *testing.T, cluster, agent string) ([]byte, []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: registration.Subject(cluster, agent),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 }

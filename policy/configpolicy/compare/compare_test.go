@@ -338,6 +338,10 @@ func TestScalarEqual(t *testing.T) {
 		{true, "true", false},
 		{false, nil, false},
 		{"v1.2", "v1.2", true},
+		{"1.0", "1", false},  // versions, not quantities
+		{"4", "4000m", true}, // a unit makes it a quantity
+		{"1.0", 1.0, true},   // a JSON number is a quantity
+		{"10Gi", "10G", false},
 	} {
 		require.Equal(t, tc.eq, scalarEqual(tc.a, tc.b), "%#v vs %#v", tc.a, tc.b)
 	}

@@ -9,8 +9,9 @@
 //     lists them. MustHave keeps extra live items; a template map item that
 //     finds no match but shares its `name` with a live item is merged into it;
 //     anything else is appended. MustOnlyHave takes the template's list as is;
-//   - quantities compare as quantities ("1Gi" equals "1024Mi", 1 equals "1"),
-//     numbers as numbers;
+//   - quantities compare as quantities ("1Gi" equals "1024Mi", 1 equals "1")
+//     when one side has a unit or is a JSON number; two plain numeric strings
+//     ("1.0", "1") compare as strings; numbers compare as numbers;
 //   - an empty value (null, "", {}, []) equals a missing one;
 //   - in metadata only labels and annotations count, compared with the
 //     metadata compliance type;

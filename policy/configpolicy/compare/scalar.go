@@ -27,6 +27,11 @@ func scalarEqual(a, b any) bool {
 	if aStr && bStr && as == bs {
 		return true
 	}
+	// Two plain numeric strings ("1.0", "1") stay strings: versions and tags
+	// look like that. A unit suffix or a JSON number makes it a quantity.
+	if aStr && bStr && !hasSuffix(as) && !hasSuffix(bs) {
+		return false
+	}
 	aq, ok := quantity(a)
 	if !ok {
 		return false
@@ -70,4 +75,13 @@ func quantity(v any) (resource.Quantity, bool) {
 		q, err := resource.ParseQuantity(strconv.FormatFloat(f, 'f', -1, 64))
 		return q, err == nil
 	}
+}
+
+// hasSuffix reports whether s ends like a quantity with a unit (Mi, G, m, k...).
+func hasSuffix(s string) bool {
+	if s == "" {
+		return false
+	}
+	c := s[len(s)-1]
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }

@@ -63,13 +63,18 @@ type Options struct {
 	// once wait half a minute on the client side).
 	QPS   float32
 	Burst int
+	// RemoveWebhooksOnStop removes the webhook configuration on a clean stop (if
+	// it still points at this process), letting writes through unchecked while no
+	// hub runs. Default false: a stopped hub keeps guarding spec.hubAcceptsClient.
+	RemoveWebhooksOnStop bool
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running.
 	Ready func()
 }
 
-// Run runs the hub until ctx ends. On a clean stop it removes its webhook
-// configuration if that still points at this process.
+// Run runs the hub until ctx ends. Its webhook configuration stays registered
+// after it stops (failurePolicy Fail): while no hub runs, nobody can accept a
+// cluster by editing it directly. Options.RemoveWebhooksOnStop changes that.
 func Run(ctx context.Context, opts Options) error {
 	if opts.Config == nil {
 		return errors.New("hub: Options.Config is required")
@@ -132,7 +137,7 @@ func Run(ctx context.Context, opts Options) error {
 	hooks = withBaseURL(hooks, base, caBundle)
 
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return registerWebhooks(ctx, mgr, hooks, base, opts.Ready)
+		return registerWebhooks(ctx, mgr, hooks, base, opts.Ready, opts.RemoveWebhooksOnStop)
 	})); err != nil {
 		return err
 	}
@@ -156,8 +161,9 @@ func withBaseURL(hooks []admissionregistrationv1.ValidatingWebhook, base string,
 }
 
 // registerWebhooks waits for the webhook server to serve, then writes the
-// ValidatingWebhookConfiguration and, when ctx ends, removes it if still ours.
-func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, ready func()) error {
+// ValidatingWebhookConfiguration and, when ctx ends and remove is set, removes
+// it if still ours.
+func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, ready func(), remove bool) error {
 	log := ctrl.Log.WithName("hub")
 	started := mgr.GetWebhookServer().StartedChecker()
 	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
@@ -178,6 +184,9 @@ func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissio
 		ready()
 	}
 	<-ctx.Done()
+	if !remove {
+		return nil
+	}
 	// Stop refusing writes for a hub that is gone, unless another hub took over.
 	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

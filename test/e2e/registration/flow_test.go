@@ -180,6 +180,13 @@ func TestFullFlow(t *testing.T) {
 		grant(t, "alice", rbacv1.PolicyRule{APIGroups: []string{"register.open-cluster-management.io"}, Resources: []string{"managedclusters/accept"}, Verbs: []string{"update"}})
 		require.NoError(t, updateCluster(alice, "alice-cluster", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = true }))
 
+		// Joining a cluster set needs managedclustersets/join for that set.
+		err = updateCluster(alice, "alice-cluster", func(mc *clusterv1.ManagedCluster) {
+			mc.Labels = map[string]string{"cluster.open-cluster-management.io/clusterset": "prod"}
+		})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `cannot add ManagedCluster "alice-cluster" to cluster set "prod"`)
+
 		// A name that is not a DNS label is refused.
 		bad := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "bad.name"}}
 		_, err = clusters(env.Hub.Config).ClusterV1().ManagedClusters().Create(ctx, bad, metav1.CreateOptions{})

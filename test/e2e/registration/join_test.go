@@ -2,17 +2,27 @@ package registration_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/klusterlet/join"
+	"flotilla.dev/flotilla/klusterlet/registration"
 )
 
 // TestJoinBadInput: each bad input gives a clear error and writes nothing.
@@ -107,4 +117,54 @@ func writeFile(t *testing.T, data []byte) string {
 	p := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(p, data, 0o600))
 	return p
+}
+
+// TestAutoApproveUsers: a first CSR from a listed requester is approved and its
+// cluster accepted without `accept`; the same request from another user waits.
+func TestAutoApproveUsers(t *testing.T) {
+	ctx := context.Background()
+	for _, user := range []string{autoJoiner, "not-listed"} {
+		grantBootstrap(t, user)
+	}
+	ask := func(user, cluster string) string {
+		cfg := rest.CopyConfig(env.Hub.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+		_, err := clusters(cfg).ClusterV1().ManagedClusters().Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		key := newKeyPEM(t)
+		csr, err := registration.BuildCSR(cluster, "a1", key, 0)
+		require.NoError(t, err)
+		created, err := kube(cfg).CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{})
+		require.NoError(t, err)
+		return created.Name
+	}
+	auto := ask(autoJoiner, "auto-approved")
+	manual := ask("not-listed", "needs-accept")
+	require.Eventually(t, func() bool {
+		csr, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, auto, metav1.GetOptions{})
+		return err == nil && approved(csr) && hubCluster(t, "auto-approved").Spec.HubAcceptsClient
+	}, timeout, tick)
+	waitCondition(t, "auto-approved", clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionTrue)
+	require.Never(t, func() bool {
+		csr, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, manual, metav1.GetOptions{})
+		return err != nil || approved(csr) || hubCluster(t, "needs-accept").Spec.HubAcceptsClient
+	}, 2*time.Second, tick)
+}
+
+// grantBootstrap binds user to the bootstrap ClusterRole.
+func grantBootstrap(t *testing.T, user string) {
+	_, err := kube(env.Hub.Config).RbacV1().ClusterRoleBindings().Create(context.Background(), &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "test-bootstrap-" + user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "open-cluster-management:bootstrap"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func newKeyPEM(t *testing.T) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	der, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }

@@ -19,6 +19,9 @@ import (
 	"flotilla.dev/flotilla/test/testenv"
 )
 
+// autoJoiner is the hub's one --auto-approve-users entry.
+const autoJoiner = "auto-joiner"
+
 var (
 	env *testenv.Env
 	// token is a bootstrap token minted by `init` on the shared hub.
@@ -53,7 +56,7 @@ func run(m *testing.M) int {
 	go func() {
 		hubDone <- hub.Run(ctx, hub.Options{
 			Config:       env.Hub.Config,
-			Registration: registration.Options{LeaseGraceMultiplier: 5},
+			Registration: registration.Options{LeaseGraceMultiplier: 5, AutoApproveUsers: []string{autoJoiner}},
 			Ready:        func() { close(ready) },
 		})
 	}()

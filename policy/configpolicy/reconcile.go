@@ -2,8 +2,10 @@ package configpolicy
 
 import (
 	"context"
+
 	"errors"
 	"fmt"
+	"github.com/go-logr/logr"
 	"reflect"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -227,18 +230,26 @@ func (r *Runner) listen(key string, p *policyv1.ConfigurationPolicy, res *evalua
 	r.mu.Unlock()
 }
 
-// confirmMismatches asks the apiserver (server-side dry-run update) whether a
-// mismatch would change anything: defaulting and normalisation can make a
-// template look different from an object the update would leave as it is.
+// confirmMismatches is ConfirmMismatches with the engine's client and log.
 func (r *Runner) confirmMismatches(ctx context.Context, res *evaluate.Result) {
+	ConfirmMismatches(ctx, r.dyn, res, r.opts.EventSource, r.log)
+}
+
+// ConfirmMismatches asks the apiserver (a server-side dry-run update, which
+// changes nothing) whether each mismatch would change anything: defaulting
+// and normalisation can make a template look different from an object the
+// update would leave as it is. Such findings become Matches; for the others
+// the diff becomes the apiserver's. A failed dry-run (say, no update
+// permission) keeps the local comparison.
+func ConfirmMismatches(ctx context.Context, dyn dynamic.Interface, res *evaluate.Result, fieldManager string, log logr.Logger) {
 	for _, t := range res.Templates {
 		for _, f := range t.Findings {
 			if f.Outcome != evaluate.Mismatch || f.Action != evaluate.Update {
 				continue
 			}
-			got, err := r.resource(f).Update(ctx, f.Desired, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: r.opts.EventSource})
+			got, err := resourceOf(dyn, f).Update(ctx, f.Desired, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
 			if err != nil {
-				r.log.V(1).Info("server-side dry-run failed; keeping the local comparison", "object", f.Name, "error", err.Error())
+				log.V(1).Info("server-side dry-run failed; keeping the local comparison", "object", f.Name, "error", err.Error())
 				continue
 			}
 			if sameObject(f.Live, got) {
@@ -249,7 +260,7 @@ func (r *Runner) confirmMismatches(ctx context.Context, res *evaluate.Result) {
 				f.Diff = compare.Diff(f.Name, f.Live.Object, got.Object)
 			}
 			if t.RecordDiff == policyv1.RecordDiffLog && f.Diff != "" {
-				r.log.Info("object differs from its template", "policy", res.Policy.Namespace+"/"+res.Policy.Name, "object", f.Name, "diff", f.Diff)
+				log.Info("object differs from its template", "policy", res.Policy.Namespace+"/"+res.Policy.Name, "object", f.Name, "diff", f.Diff)
 			}
 		}
 	}
@@ -270,8 +281,10 @@ func sameObject(a, b *unstructured.Unstructured) bool {
 	return reflect.DeepEqual(strip(a), strip(b))
 }
 
-func (r *Runner) resource(f *evaluate.Finding) dynamicResource {
-	ri := r.dyn.Resource(f.Mapping.GVR())
+func (r *Runner) resource(f *evaluate.Finding) dynamicResource { return resourceOf(r.dyn, f) }
+
+func resourceOf(dyn dynamic.Interface, f *evaluate.Finding) dynamicResource {
+	ri := dyn.Resource(f.Mapping.GVR())
 	if f.Namespace != "" {
 		return ri.Namespace(f.Namespace)
 	}

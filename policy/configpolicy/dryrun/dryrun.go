@@ -1,11 +1,16 @@
 package dryrun
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
 )
 
@@ -16,6 +21,10 @@ type Options struct {
 	// From are the files and folders holding the cluster's objects. Default:
 	// none (an empty cluster).
 	From []string
+	// Cluster, when set, is a live cluster to read the objects from instead
+	// of From. Nothing is written to it: updates are checked with a
+	// server-side dry-run. Default nil.
+	Cluster *rest.Config
 	// Stdin is read for "-". Default: nothing.
 	Stdin io.Reader
 	// Now is the evaluation time written to lastEvaluated. Default: time.Now.
@@ -66,7 +75,7 @@ type Action struct {
 }
 
 // Run reads the policies and objects and evaluates every policy.
-func Run(opts Options) (*Report, error) {
+func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.PolicyFile == "" {
 		return nil, fmt.Errorf("no policy file: pass -f policy.yaml")
 	}
@@ -77,17 +86,31 @@ func Run(opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := ReadObjects(opts.Stdin, opts.From...)
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := evaluate.NewObjects(objs...)
-	if err != nil {
-		return nil, fmt.Errorf("objects: %w", err)
+	var cluster evaluate.Cluster
+	var live *configpolicy.Live
+	if opts.Cluster != nil {
+		if len(opts.From) > 0 {
+			return nil, fmt.Errorf("give either a cluster or --from files, not both")
+		}
+		if live, err = configpolicy.NewLive(ctx, opts.Cluster); err != nil {
+			return nil, err
+		}
+		cluster = live
+	} else {
+		objs, err := ReadObjects(opts.Stdin, opts.From...)
+		if err != nil {
+			return nil, err
+		}
+		if cluster, err = evaluate.NewObjects(objs...); err != nil {
+			return nil, fmt.Errorf("objects: %w", err)
+		}
 	}
 	rep := &Report{Warnings: warnings}
 	for _, p := range policies {
 		res := evaluate.Policy(p, cluster)
+		if live != nil {
+			configpolicy.ConfirmMismatches(ctx, live.Dynamic(), res, "flotilla-policy-dryrun", logr.Discard())
+		}
 		pr := PolicyReport{
 			Name: p.Name, Namespace: p.Namespace, RemediationAction: p.Spec.RemediationAction,
 			Status: res.Status(nil, opts.Now()), Message: res.EventMessage(), result: res,

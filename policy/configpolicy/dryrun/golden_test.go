@@ -48,7 +48,7 @@ func runCase(t *testing.T, dir string) []byte {
 		}
 	}
 	now := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-	rep, err := Run(Options{PolicyFile: filepath.Join(dir, "policy.yaml"), From: from, Now: now})
+	rep, err := Run(t.Context(), Options{PolicyFile: filepath.Join(dir, "policy.yaml"), From: from, Now: now})
 	var out bytes.Buffer
 	if err != nil {
 		fmt.Fprintf(&out, "error: %v\n", err)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestPrintFormats(t *testing.T) {
-	rep, err := Run(Options{
+	rep, err := Run(t.Context(), Options{
 		PolicyFile: "testdata/mustnothave-named-present/policy.yaml",
 		From:       []string{"testdata/mustnothave-named-present"},
 		Now:        func() time.Time { return time.Unix(0, 0) },
@@ -36,7 +36,7 @@ func TestPrintFormats(t *testing.T) {
 
 // A Secret the policy would create is printed without its values.
 func TestPrintRedactsSecrets(t *testing.T) {
-	rep, err := Run(Options{PolicyFile: "testdata/secret-stringdata-matches-data/policy.yaml"})
+	rep, err := Run(t.Context(), Options{PolicyFile: "testdata/secret-stringdata-matches-data/policy.yaml"})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, PrintText(&buf, rep))
@@ -47,7 +47,7 @@ func TestPrintRedactsSecrets(t *testing.T) {
 func TestStdin(t *testing.T) {
 	pol := "apiVersion: policy.open-cluster-management.io/v1\nkind: ConfigurationPolicy\nmetadata: {name: p}\nspec:\n" +
 		"  object-templates:\n  - complianceType: musthave\n    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n"
-	rep, err := Run(Options{PolicyFile: "-", Stdin: strings.NewReader(pol)})
+	rep, err := Run(t.Context(), Options{PolicyFile: "-", Stdin: strings.NewReader(pol)})
 	require.NoError(t, err)
 	require.False(t, rep.Compliant())
 	require.Equal(t, ExitNonCompliant, ExitCode(rep, nil))

@@ -161,14 +161,19 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		resync:      opts.StatusSyncInterval,
 		written:     map[string]string{},
 	}
-	skip := true
+	// The classic work queue, not controller-runtime's priority queue: with
+	// v0.23.3 the priority queue can deadlock at shutdown under load (its
+	// dispatcher holds the queue lock while handing an item to a worker that
+	// already left; kubernetes-sigs/controller-runtime#3538), and the agent
+	// must stop promptly when the klusterlet restarts it.
+	skip, priorityQueue := true, false
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-"+opts.ClusterName).
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WatchesRawSource(source.TypedKind(spoke.GetCache(), &workv1.AppliedManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.workForApplied), recordRemoved)).
 		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*workv1.ManifestWork]{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &skip}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers, SkipNameValidation: &skip, UsePriorityQueue: &priorityQueue}).
 		Complete(r)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package work_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -213,4 +214,41 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 	a, err := appliedWork(t, spoke1c, "foreign")
 	require.NoError(t, err)
 	assert.Nil(t, a.Status.EvictionStartTime)
+}
+
+func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
+	ctx := context.Background()
+	newWork(t, "cluster1", "quiet", namespace("quiet"), configMap("quiet", "c", map[string]interface{}{"k": "v"})).create(t)
+	eventuallyWork(t, "cluster1", "quiet", func(w *workv1.ManifestWork) bool {
+		return applied_(w) && condIs(w.Status.Conditions, "Available", "True")
+	}, "quiet applied and available")
+	rv := getWork(t, "cluster1", "quiet").ResourceVersion
+
+	// A clock: another work reads a configmap (read-only, so only the periodic
+	// re-check sees changes). Each change showing up in its feedback proves
+	// the agent has made another periodic pass.
+	_, err := spoke1.CoreV1().ConfigMaps("quiet").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "tick", Namespace: "quiet"}, Data: map[string]string{"n": "0"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	ro := workv1.ManifestConfigOption{
+		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "quiet", Name: "tick"},
+		UpdateStrategy:     &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeReadOnly},
+		FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{{Name: "n", Path: ".data.n"}}}},
+	}
+	newWork(t, "cluster1", "clock", configMap("quiet", "tick", nil)).config(ro).create(t)
+	for i := 1; i <= 3; i++ {
+		n := fmt.Sprint(i)
+		cm, err := getCM(t, "quiet", "tick")
+		require.NoError(t, err)
+		cm.Data["n"] = n
+		_, err = spoke1.CoreV1().ConfigMaps("quiet").Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		eventuallyWork(t, "cluster1", "clock", func(w *workv1.ManifestWork) bool {
+			v := w.Status.ResourceStatus.Manifests
+			return len(v) == 1 && len(v[0].StatusFeedbacks.Values) == 1 && *v[0].StatusFeedbacks.Values[0].Value.String == n
+		}, "clock tick "+n)
+	}
+	assert.Equal(t, rv, getWork(t, "cluster1", "quiet").ResourceVersion, "nothing changed, so nothing was written")
+	deleteWork(t, "cluster1", "clock")
+	deleteWork(t, "cluster1", "quiet")
 }

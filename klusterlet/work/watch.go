@@ -100,6 +100,15 @@ func (w *watcher) notify(m *metav1.PartialObjectMetadata) {
 			continue
 		}
 		work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.clusterName, Name: name}}
-		w.events <- event.TypedGenericEvent[*workv1.ManifestWork]{Object: work}
+		w.mu.Lock()
+		ctx := w.ctx
+		w.mu.Unlock()
+		if ctx == nil {
+			return
+		}
+		select {
+		case w.events <- event.TypedGenericEvent[*workv1.ManifestWork]{Object: work}:
+		case <-ctx.Done(): // shutting down: nobody reads events any more
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"runtime"
 	"sort"
 	"strconv"
@@ -38,14 +39,23 @@ import (
 // each with its own cluster name, hub identity and AgentID, share one managed
 // apiserver (each applies into its own namespace).
 //
-// FLOTILLA_BENCH_WORKS and FLOTILLA_BENCH_CLUSTERS change the sizes.
+// A second run puts 1,000 works on a single cluster, to measure the memory of
+// one agent holding 1,000 works. FLOTILLA_BENCH_WORKS and
+// FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size.
 func BenchmarkWorkDistribution(b *testing.B) {
-	works, clusters := envInt(b, "FLOTILLA_BENCH_WORKS", 1000), envInt(b, "FLOTILLA_BENCH_CLUSTERS", 10)
-	b.Run(fmt.Sprintf("works=%d/clusters=%d", works, clusters), func(b *testing.B) {
-		for range b.N {
-			run(b, works, clusters)
-		}
-	})
+	// 1,000 works over 10 clusters for latency; 1,000 works on one cluster for
+	// the memory of one agent holding 1,000 works.
+	sizes := [][2]int{{1000, 10}, {1000, 1}}
+	if os.Getenv("FLOTILLA_BENCH_WORKS") != "" || os.Getenv("FLOTILLA_BENCH_CLUSTERS") != "" {
+		sizes = [][2]int{{envInt(b, "FLOTILLA_BENCH_WORKS", 1000), envInt(b, "FLOTILLA_BENCH_CLUSTERS", 10)}}
+	}
+	for _, size := range sizes {
+		b.Run(fmt.Sprintf("works=%d/clusters=%d", size[0], size[1]), func(b *testing.B) {
+			for range b.N {
+				run(b, size[0], size[1])
+			}
+		})
+	}
 }
 
 func envInt(b *testing.B, name string, def int) int {
@@ -150,7 +160,21 @@ func run(b *testing.B, works, clusters int) {
 			}
 		}()
 	}
-	defer func() { stopAgents(); agents.Wait() }()
+	defer func() {
+		stopAgents()
+		// Diagnostics: an agent should stop promptly; if not, keep a goroutine dump.
+		t := time.AfterFunc(20*time.Second, func() {
+			f, err := os.CreateTemp("", "work-bench-goroutines-*.txt")
+			if err != nil {
+				return
+			}
+			_ = pprof.Lookup("goroutine").WriteTo(f, 2)
+			_ = f.Close()
+			b.Logf("agents still stopping after 20s; goroutines in %s", f.Name())
+		})
+		agents.Wait()
+		t.Stop()
+	}()
 
 	// Wait until every agent serves: one warm-up work per cluster applied.
 	for _, name := range names {

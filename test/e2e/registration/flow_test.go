@@ -154,6 +154,17 @@ func TestFullFlow(t *testing.T) {
 			}
 			return false
 		}, 3*time.Second, tick)
+		// The hub says which check failed, on the CSR's events.
+		require.Eventually(t, func() bool {
+			evs, err := kube(env.Hub.Config).EventsV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=" + forgedO})
+			require.NoError(t, err)
+			for _, ev := range evs.Items {
+				if ev.Reason == "CSRCheckFailed" && strings.Contains(ev.Note, "subject-organization") {
+					return true
+				}
+			}
+			return false
+		}, timeout, tick)
 	})
 
 	t.Run("setting hubAcceptsClient needs the accept permission", func(t *testing.T) {

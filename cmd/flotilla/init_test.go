@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+)
+
+func TestPrintToken(t *testing.T) {
+	res := &bootstrap.Result{Token: "tok", HubAPIServer: "https://hub:6443", ExpiresAt: time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)}
+	res.JoinCommand = bootstrap.JoinCommand(res, "<cluster_name>")
+
+	var out bytes.Buffer
+	require.NoError(t, printToken(&out, "table", res))
+	assert.Contains(t, out.String(), "flotilla join --hub-token tok --hub-apiserver https://hub:6443 --cluster-name <cluster_name>")
+	assert.Contains(t, out.String(), "2026-01-01T01:00:00Z")
+
+	out.Reset()
+	require.NoError(t, printToken(&out, "json", res))
+	got := map[string]any{}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, "tok", got["token"])
+	assert.Equal(t, res.JoinCommand, got["joinCommand"])
+
+	out.Reset()
+	require.NoError(t, printToken(&out, "yaml", res))
+	assert.Contains(t, out.String(), "hubAPIServer: https://hub:6443")
+}

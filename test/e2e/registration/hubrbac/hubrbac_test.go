@@ -1,0 +1,105 @@
+// Package hubrbac_test runs the hub as the identity manifests/hub gives it (not as
+// an admin) and checks that registration works end to end with exactly those
+// permissions: the hub's RBAC in manifests/hub is enough and needs no cluster-admin.
+package hubrbac_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/accept"
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/klusterlet"
+	"flotilla.dev/flotilla/klusterlet/join"
+	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+func TestHubRunsWithItsOwnRBAC(t *testing.T) {
+	ctrl.SetLogger(klog.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(t, testenv.Options{Clusters: 1})
+	tok, err := bootstrap.Init(ctx, bootstrap.Options{Config: env.Hub.Config})
+	require.NoError(t, err)
+
+	// The hub's RBAC from manifests/hub (everything but the Deployment).
+	objs, err := manifests.Render(manifests.HubManifests, map[string]string{"Image": "unused", "WebhookHost": "unused"})
+	require.NoError(t, err)
+	admin, err := client.New(env.Hub.Config, client.Options{})
+	require.NoError(t, err)
+	for _, obj := range objs {
+		if obj.GetKind() == "Deployment" {
+			continue
+		}
+		require.NoError(t, admin.Create(ctx, obj), "%s %s", obj.GetKind(), obj.GetName())
+	}
+	hubIdentity := rest.CopyConfig(env.Hub.Config)
+	hubIdentity.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:open-cluster-management-hub:flotilla-hub",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:open-cluster-management-hub", "system:authenticated"},
+	}
+	// The admin cannot be the one doing the hub's work by accident.
+	_, err = kubernetes.NewForConfigOrDie(hubIdentity).CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+	require.Error(t, err, "the hub identity must not read secrets")
+
+	ready := make(chan struct{})
+	hubErr := make(chan error, 1)
+	go func() { hubErr <- hub.Run(ctx, hub.Options{Config: hubIdentity, Ready: func() { close(ready) }}) }()
+	select {
+	case <-ready:
+	case err := <-hubErr:
+		t.Fatalf("hub: %v", err)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("hub did not become ready")
+	}
+
+	spoke := env.Clusters[0]
+	require.NoError(t, join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: tok.Token,
+		ClusterName: "rbac-check", NoDeployment: true}))
+	agentCtx, stopAgent := context.WithCancel(ctx)
+	agentDone := make(chan struct{})
+	go func() {
+		defer close(agentDone)
+		_ = klusterlet.Run(agentCtx, klusterlet.Options{DisableWork: true, Registration: registration.Options{
+			ClusterName: "rbac-check", SpokeConfig: spoke.Config, HubKubeconfigDir: t.TempDir(),
+			LeaseDurationSeconds: 1, StatusSyncInterval: time.Second, RetryInterval: time.Second,
+		}})
+	}()
+	require.NoError(t, accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"rbac-check"}, Wait: true, Timeout: time.Minute}))
+
+	clusters := clusterclient.NewForConfigOrDie(env.Hub.Config).ClusterV1().ManagedClusters()
+	require.Eventually(t, func() bool {
+		mc, err := clusters.Get(ctx, "rbac-check", metav1.GetOptions{})
+		return err == nil && meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) &&
+			meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) && len(mc.Spec.Taints) == 0
+	}, time.Minute, 200*time.Millisecond, "joined and available, taints managed by the hub")
+
+	// Heartbeat loss and cleanup also work with the hub's own permissions.
+	stopAgent()
+	<-agentDone
+	require.Eventually(t, func() bool {
+		mc, err := clusters.Get(ctx, "rbac-check", metav1.GetOptions{})
+		return err == nil && meta.IsStatusConditionPresentAndEqual(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable, metav1.ConditionUnknown)
+	}, time.Minute, 200*time.Millisecond)
+	require.NoError(t, clusters.Delete(ctx, "rbac-check", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := clusters.Get(ctx, "rbac-check", metav1.GetOptions{})
+		_, nsErr := kubernetes.NewForConfigOrDie(env.Hub.Config).RbacV1().ClusterRoles().Get(ctx, "open-cluster-management:managedcluster:rbac-check", metav1.GetOptions{})
+		return err != nil && nsErr != nil
+	}, time.Minute, 200*time.Millisecond, "deleted with its RBAC")
+}

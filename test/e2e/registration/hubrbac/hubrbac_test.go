@@ -1,6 +1,6 @@
-// Package hubrbac_test runs the hub as the identity manifests/hub gives it (not as
-// an admin) and checks that registration works end to end with exactly those
-// permissions: the hub's RBAC in manifests/hub is enough and needs no cluster-admin.
+// Package hubrbac_test runs the hub and the registration agent as the identities
+// manifests/hub and manifests/klusterlet give them (not as admins) and checks that
+// registration works end to end with exactly those permissions.
 package hubrbac_test
 
 import (
@@ -29,7 +29,7 @@ import (
 	"flotilla.dev/flotilla/test/testenv"
 )
 
-func TestHubRunsWithItsOwnRBAC(t *testing.T) {
+func TestRunsWithShippedRBAC(t *testing.T) {
 	ctrl.SetLogger(klog.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -71,12 +71,32 @@ func TestHubRunsWithItsOwnRBAC(t *testing.T) {
 	spoke := env.Clusters[0]
 	require.NoError(t, join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: tok.Token,
 		ClusterName: "rbac-check", NoDeployment: true}))
+	// The agent runs as the klusterlet ServiceAccount with manifests/klusterlet RBAC.
+	kobjs, err := manifests.Render(manifests.KlusterletManifests, map[string]string{
+		"Namespace": registration.DefaultAgentNamespace, "ClusterName": "rbac-check", "Image": "unused"})
+	require.NoError(t, err)
+	spokeAdmin, err := client.New(spoke.Config, client.Options{})
+	require.NoError(t, err)
+	for _, obj := range kobjs {
+		if obj.GetKind() == "Deployment" || obj.GetKind() == "Namespace" || obj.GetName() == "open-cluster-management:klusterlet-work" {
+			continue // no kubelet to run it; namespace made by join; work (cluster-admin) is off here
+		}
+		require.NoError(t, spokeAdmin.Create(ctx, obj), "%s %s", obj.GetKind(), obj.GetName())
+	}
+	agentIdentity := rest.CopyConfig(spoke.Config)
+	agentIdentity.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + registration.DefaultAgentNamespace + ":klusterlet",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + registration.DefaultAgentNamespace, "system:authenticated"},
+	}
+	_, err = kubernetes.NewForConfigOrDie(agentIdentity).CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{})
+	require.Error(t, err, "the agent identity must not read secrets outside its namespace")
+
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	agentDone := make(chan struct{})
 	go func() {
 		defer close(agentDone)
 		_ = klusterlet.Run(agentCtx, klusterlet.Options{DisableWork: true, Registration: registration.Options{
-			ClusterName: "rbac-check", SpokeConfig: spoke.Config, HubKubeconfigDir: t.TempDir(),
+			ClusterName: "rbac-check", SpokeConfig: agentIdentity, HubKubeconfigDir: t.TempDir(),
 			LeaseDurationSeconds: 1, StatusSyncInterval: time.Second, RetryInterval: time.Second,
 		}})
 	}()

@@ -247,7 +247,11 @@ func ConfirmMismatches(ctx context.Context, dyn dynamic.Interface, res *evaluate
 			if f.Outcome != evaluate.Mismatch || f.Action != evaluate.Update {
 				continue
 			}
-			got, err := resourceOf(dyn, f).Update(ctx, f.Desired, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+			// No resourceVersion: a concurrent writer (a controller updating
+			// status or annotations) must not turn the question into a conflict.
+			desired := f.Desired.DeepCopy()
+			unstructured.RemoveNestedField(desired.Object, "metadata", "resourceVersion")
+			got, err := resourceOf(dyn, f).Update(ctx, desired, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
 			if err != nil {
 				log.V(1).Info("server-side dry-run failed; keeping the local comparison", "object", f.Name, "error", err.Error())
 				continue
@@ -267,10 +271,12 @@ func ConfirmMismatches(ctx context.Context, dyn dynamic.Interface, res *evaluate
 }
 
 // sameObject compares two versions of an object without the fields the
-// apiserver changes on every write.
+// apiserver changes on every write, and without status (an update never
+// changes it).
 func sameObject(a, b *unstructured.Unstructured) bool {
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		c := runtime.DeepCopyJSON(u.Object)
+		delete(c, "status")
 		if md, ok := c["metadata"].(map[string]any); ok {
 			delete(md, "managedFields")
 			delete(md, "resourceVersion")

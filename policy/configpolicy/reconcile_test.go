@@ -21,6 +21,9 @@ func TestSameObject(t *testing.T) {
 	}
 	require.True(t, sameObject(obj("1", 1, "x"), obj("2", 2, "x")), "server-owned fields do not count")
 	require.False(t, sameObject(obj("1", 1, "x"), obj("1", 1, "y")))
+	withStatus := obj("3", 1, "x")
+	withStatus.Object["status"] = map[string]any{"phase": "changed"}
+	require.True(t, sameObject(obj("1", 1, "x"), withStatus), "an update never changes status")
 }
 
 func TestStatusEqualIgnoresLastEvaluated(t *testing.T) {

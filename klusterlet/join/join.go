@@ -9,12 +9,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -179,7 +181,7 @@ func hubCA(ctx context.Context, opts Options) ([]byte, error) {
 		return nil, fmt.Errorf("the hub does not publish kube-public/cluster-info (HTTP %d): pass its CA with --ca-file", resp.StatusCode)
 	}
 	cm := &corev1.ConfigMap{}
-	if err := jsonUnmarshal(body, cm); err != nil {
+	if err := json.Unmarshal(body, cm); err != nil {
 		return nil, fmt.Errorf("kube-public/cluster-info: %w", err)
 	}
 	kc, err := clientcmd.Load([]byte(cm.Data["kubeconfig"]))
@@ -240,7 +242,7 @@ func hubError(host string, err error) error {
 		return errors.New("the hub rejected the bootstrap token (expired or wrong): mint a new one with `flotilla get token` on the hub")
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("the bootstrap token lacks the bootstrap permissions on the hub (was `flotilla init` run?): %w", err)
-	case errors.As(err, &unknown) || isX509(err):
+	case errors.As(err, &unknown) || strings.Contains(err.Error(), "x509: "):
 		return fmt.Errorf("the hub's certificate at %s is not signed by the given CA (wrong --ca-file or hub address?): %w", host, err)
 	}
 	return fmt.Errorf("cannot reach the hub at %s: %w", host, err)

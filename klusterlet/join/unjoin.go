@@ -7,6 +7,7 @@ import (
 	"io"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -58,7 +59,7 @@ func Unjoin(ctx context.Context, opts UnjoinOptions) error {
 	fmt.Fprintf(opts.Progress, "==> removing the klusterlet from the managed cluster (namespace %s)\n", opts.AgentNamespace)
 	// Reverse order: the Deployment first, the namespace (with the secrets) last.
 	for i := len(objs) - 1; i >= 0; i-- {
-		if err := spoke.Delete(ctx, objs[i]); err != nil && !apierrors.IsNotFound(err) && !isNoMatch(err) {
+		if err := spoke.Delete(ctx, objs[i]); err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
 			return fmt.Errorf("delete %s %s: %w", objs[i].GetKind(), objs[i].GetName(), err)
 		}
 	}

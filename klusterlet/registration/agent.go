@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,7 +174,7 @@ func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authSelfReview, metav1.CreateOptions{})
+	review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		return review.Status.UserInfo.Username == a.subject().CommonName, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +21,6 @@ import (
 
 // MaxPendingCSRs: the agent makes no new CSR while this many of its cluster's are pending.
 const MaxPendingCSRs = 10
-
-var authSelfReview = authenticationv1.SelfSubjectReview{}
 
 // isCertificateError reports TLS verification failures (for example a hub CA
 // that changed), which a retry with the same credential cannot fix.

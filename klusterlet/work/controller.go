@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -167,7 +166,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 	decodeErrs := make([]error, len(manifests))
 	kinds := make([]schema.GroupKind, len(manifests))
 	for i, m := range manifests {
-		objs[i], decodeErrs[i] = decode(m)
+		objs[i], decodeErrs[i] = apply.Decode(m)
 		if objs[i] != nil {
 			kinds[i] = objs[i].GroupVersionKind().GroupKind()
 		}
@@ -202,7 +201,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 		res.Meta.Namespace = t.Namespace
 		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
-		cfg := manifestConfig(work.Spec.ManifestConfigs, key)
+		cfg := apply.ConfigFor(work.Spec.ManifestConfigs, key.Group, key.Resource, key.Namespace, key.Name)
 		var strategy *workv1.UpdateStrategy
 		if cfg != nil {
 			strategy = cfg.UpdateStrategy
@@ -295,38 +294,3 @@ func (r *reconciler) removeStale(ctx context.Context, amw *workv1.AppliedManifes
 	_, err := r.applier.Delete(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), metav1.DeletePropagationBackground)
 	return err
 }
-
-func decode(m workv1.Manifest) (*unstructured.Unstructured, error) {
-	raw := m.Raw
-	if len(raw) == 0 && m.Object != nil {
-		var err error
-		if raw, err = json.Marshal(m.Object); err != nil {
-			return nil, err
-		}
-	}
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &u.Object); err != nil {
-		return nil, fmt.Errorf("the manifest is not a JSON object: %w", err)
-	}
-	switch {
-	case u.GetAPIVersion() == "" || u.GetKind() == "":
-		return nil, fmt.Errorf("the manifest has no apiVersion or kind")
-	case u.GetName() == "":
-		return nil, fmt.Errorf("the %s manifest has no metadata.name", u.GetKind())
-	}
-	return u, nil
-}
-
-// manifestConfig finds the manifestConfigs entry for a resource; "*" in the
-// identifier's name or namespace matches any.
-func manifestConfig(cfgs []workv1.ManifestConfigOption, k applied.Key) *workv1.ManifestConfigOption {
-	for i := range cfgs {
-		id := cfgs[i].ResourceIdentifier
-		if id.Group == k.Group && id.Resource == k.Resource && match(id.Name, k.Name) && match(id.Namespace, k.Namespace) {
-			return &cfgs[i]
-		}
-	}
-	return nil
-}
-
-func match(pattern, value string) bool { return pattern == "*" || pattern == value }

@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -29,6 +30,11 @@ import (
 const retryFailed = 2 * time.Second
 
 var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// errExecutor refuses works that ask to be applied as another identity: the
+// agent does not implement spec.executor, and applying such a work with the
+// agent's own (broad) permissions would break the author's intent.
+var errExecutor = errors.New("spec.executor is not supported by this agent: it refuses to apply the work with its own permissions; remove spec.executor to apply it as the agent")
 
 type reconciler struct {
 	hub         client.Client
@@ -212,7 +218,12 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 			out.readOnly[key] = true
 		}
 
-		live, err := r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key])
+		var live *unstructured.Unstructured
+		if work.Spec.Executor != nil {
+			err = errExecutor
+		} else {
+			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key])
+		}
 		if err != nil {
 			res.ApplyErr = err
 			out.failed = true

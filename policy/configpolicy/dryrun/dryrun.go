@@ -82,6 +82,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.PolicyFile == "-" {
+		for _, f := range opts.From {
+			if f == "-" {
+				return nil, fmt.Errorf("standard input can hold the policies or the objects, not both")
+			}
+		}
+	}
 	policies, warnings, err := ReadPolicies(opts.Stdin, opts.PolicyFile)
 	if err != nil {
 		return nil, err

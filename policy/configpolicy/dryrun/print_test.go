@@ -52,3 +52,8 @@ func TestStdin(t *testing.T) {
 	require.False(t, rep.Compliant())
 	require.Equal(t, ExitNonCompliant, ExitCode(rep, nil))
 }
+
+func TestStdinOnlyOnce(t *testing.T) {
+	_, err := Run(t.Context(), Options{PolicyFile: "-", From: []string{"-"}, Stdin: strings.NewReader("")})
+	require.ErrorContains(t, err, "not both")
+}

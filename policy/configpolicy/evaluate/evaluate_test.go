@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -210,4 +211,42 @@ spec:
 	require.ErrorContains(t, r.Templates[2].Error, "objectSelector: ")
 	var te *TemplateError
 	require.ErrorAs(t, r.Templates[2].Error, &te)
+}
+
+// A template matching thousands of objects keeps its message and status small.
+func TestLargeResultsAreCapped(t *testing.T) {
+	var objs []string
+	for i := 0; i < MaxRelated+50; i++ {
+		data := "ok"
+		if i%2 == 0 {
+			data = "bad"
+		}
+		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns}, data: {v: %s}}", i, data))
+	}
+	p := policy(t, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: mustnothave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: bad}}
+`)
+	r := Policy(p, objects(t, objs...))
+	msg := r.Templates[0].Message()
+	require.Equal(t, fmt.Sprintf("configmaps [cm-0000, cm-0002, cm-0004, cm-0006, cm-0008, cm-0010, cm-0012, cm-0014, cm-0016, cm-0018, "+
+		"cm-0020, cm-0022, cm-0024, cm-0026, cm-0028, cm-0030, cm-0032, cm-0034, cm-0036, cm-0038, +%d more] found in namespace ns", (MaxRelated+50)/2-MaxListed), msg)
+	st := r.Status(nil, time.Now())
+	require.Len(t, st.RelatedObjects, (MaxRelated+50)/2, "only the matching objects are related")
+
+	// More related objects than the cap: NonCompliant ones are kept first.
+	p = policy(t, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: nowhere}}
+`)
+	st = Policy(p, objects(t, objs...)).Status(nil, time.Now())
+	require.Len(t, st.RelatedObjects, MaxRelated)
 }

@@ -121,7 +121,7 @@ func (t *TemplateResult) Message() string {
 		b.WriteString(t.Mapping.Resource)
 		if len(g.names) > 0 {
 			sort.Strings(g.names)
-			fmt.Fprintf(&b, " [%s]", strings.Join(g.names, ", "))
+			fmt.Fprintf(&b, " [%s]", strings.Join(capList(g.names), ", "))
 		}
 		b.WriteString(" " + g.phrase)
 		sort.Strings(g.namespaces)
@@ -130,7 +130,7 @@ func (t *TemplateResult) Message() string {
 		case 1:
 			b.WriteString(" in namespace " + g.namespaces[0])
 		default:
-			b.WriteString(" in namespaces: " + strings.Join(g.namespaces, ", "))
+			b.WriteString(" in namespaces: " + strings.Join(capList(g.namespaces), ", "))
 		}
 		if len(g.errs) > 0 {
 			b.WriteString(": " + strings.Join(g.errs, "; "))
@@ -138,6 +138,23 @@ func (t *TemplateResult) Message() string {
 		parts = append(parts, b.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// MaxListed is how many names or namespaces a message lists before
+// summarising the rest; MaxRelated is how many related objects a status keeps
+// (NonCompliant ones first), so the status of a template matching thousands
+// of objects stays far below the apiserver's object size limit.
+const (
+	MaxListed  = 20
+	MaxRelated = 1000
+)
+
+func capList(list []string) []string {
+	if len(list) <= MaxListed {
+		return list
+	}
+	out := append([]string{}, list[:MaxListed]...)
+	return append(out, fmt.Sprintf("+%d more", len(list)-MaxListed))
 }
 
 func appendUnique(list []string, s string) []string {
@@ -211,6 +228,12 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 		for _, f := range t.Findings {
 			st.RelatedObjects = append(st.RelatedObjects, t.related(f, prev.RelatedObjects))
 		}
+	}
+	if len(st.RelatedObjects) > MaxRelated {
+		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
+			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
+		})
+		st.RelatedObjects = st.RelatedObjects[:MaxRelated]
 	}
 	return st
 }

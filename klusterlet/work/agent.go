@@ -160,6 +160,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		hubHash:     hubHash,
 		resync:      opts.StatusSyncInterval,
 		written:     map[string]string{},
+		failures:    map[string]int{},
 	}
 	// The classic work queue, not controller-runtime's priority queue: with
 	// v0.23.3 the priority queue can deadlock at shutdown under load (its

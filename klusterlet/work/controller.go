@@ -46,10 +46,12 @@ type reconciler struct {
 	clusterName, agentID, hubHash string
 	resync                        time.Duration
 
+	mu sync.Mutex
 	// written remembers the resourceVersion of each AppliedManifestWork this
 	// agent last wrote, so a lagging cache is noticed and bypassed.
-	mu      sync.Mutex
 	written map[string]string
+	// failures counts consecutive passes with a failing manifest, per work.
+	failures map[string]int
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork.
@@ -65,6 +67,9 @@ func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManife
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	work := &workv1.ManifestWork{}
 	if err := r.hub.Get(ctx, req.NamespacedName, work); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := ctrl.LoggerFrom(ctx)
@@ -99,11 +104,34 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	next := r.resync
-	if outcome.failed && next > retryFailed {
-		next = retryFailed
+	return ctrl.Result{RequeueAfter: r.nextCheck(req.Name, outcome.failed)}, nil
+}
+
+// nextCheck is when to look at a work again: after StatusSyncInterval, or,
+// while a manifest keeps failing, after 2s, 4s, 8s, ... up to that interval.
+func (r *reconciler) nextCheck(work string, failed bool) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !failed {
+		delete(r.failures, work)
+		return r.resync
 	}
-	return ctrl.Result{RequeueAfter: next}, nil
+	n := r.failures[work]
+	if n < 16 {
+		r.failures[work] = n + 1
+	}
+	if d := retryFailed << n; d < r.resync {
+		return d
+	}
+	return r.resync
+}
+
+// forget drops what the reconciler remembers about a work that is gone.
+func (r *reconciler) forget(work string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, work)
+	delete(r.written, applied.Name(r.hubHash, work))
 }
 
 // ensureApplied returns the work's AppliedManifestWork, creating it first.

@@ -41,14 +41,27 @@ type watches struct {
 	syncMax time.Duration
 	onEvent func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured)
 
-	mu        sync.Mutex
-	kinds     map[schema.GroupVersionResource]*kindWatch
-	interests map[schema.GroupVersionResource]map[string]*interest // gvr -> policy key -> interest
+	mu    sync.Mutex
+	kinds map[schema.GroupVersionResource]*kindWatch
+	// listeners index who cares about which object, so an event costs the
+	// number of interested policies, not the number of policies.
+	listeners map[schema.GroupVersionResource]*listeners
+	// registered is what each policy key listens to (to replace it).
+	registered map[string]map[schema.GroupVersionResource]*interest
+}
+
+// listeners of one resource: policies interested in every object, and in
+// objects by name.
+type listeners struct {
+	anyName map[string]bool
+	byName  map[string]map[string]bool
 }
 
 func newWatches(ctx context.Context, dyn dynamic.Interface, syncMax time.Duration) *watches {
 	return &watches{ctx: ctx, dyn: dyn, syncMax: syncMax,
-		kinds: map[schema.GroupVersionResource]*kindWatch{}, interests: map[schema.GroupVersionResource]map[string]*interest{}}
+		kinds:      map[schema.GroupVersionResource]*kindWatch{},
+		listeners:  map[schema.GroupVersionResource]*listeners{},
+		registered: map[string]map[schema.GroupVersionResource]*interest{}}
 }
 
 // get returns the synced informer of gvr, starting it on first use. A
@@ -110,20 +123,40 @@ func (w *watches) start(kw *kindWatch) {
 	}
 }
 
-// setInterests replaces what policy key listens to.
+// setInterests replaces what policy key listens to (nil: nothing).
 func (w *watches) setInterests(key string, in map[schema.GroupVersionResource]*interest) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for gvr, byPolicy := range w.interests {
-		if _, keep := in[gvr]; !keep {
-			delete(byPolicy, key)
+	for gvr, i := range w.registered[key] {
+		l := w.listeners[gvr]
+		delete(l.anyName, key)
+		for name := range i.names {
+			delete(l.byName[name], key)
+			if len(l.byName[name]) == 0 {
+				delete(l.byName, name)
+			}
 		}
 	}
+	delete(w.registered, key)
+	if len(in) == 0 {
+		return
+	}
+	w.registered[key] = in
 	for gvr, i := range in {
-		if w.interests[gvr] == nil {
-			w.interests[gvr] = map[string]*interest{}
+		l := w.listeners[gvr]
+		if l == nil {
+			l = &listeners{anyName: map[string]bool{}, byName: map[string]map[string]bool{}}
+			w.listeners[gvr] = l
 		}
-		w.interests[gvr][key] = i
+		if i.anyName {
+			l.anyName[key] = true
+		}
+		for name := range i.names {
+			if l.byName[name] == nil {
+				l.byName[name] = map[string]bool{}
+			}
+			l.byName[name][key] = true
+		}
 	}
 }
 
@@ -131,9 +164,16 @@ func (w *watches) setInterests(key string, in map[schema.GroupVersionResource]*i
 func (w *watches) interested(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var keys []string
-	for key, i := range w.interests[gvr] {
-		if i.anyName || i.names[obj.GetName()] {
+	l := w.listeners[gvr]
+	if l == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(l.anyName)+len(l.byName[obj.GetName()]))
+	for key := range l.anyName {
+		keys = append(keys, key)
+	}
+	for key := range l.byName[obj.GetName()] {
+		if !l.anyName[key] {
 			keys = append(keys, key)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,10 @@ import (
 )
 
 // startAgent runs cluster2's agent until the returned stop is called.
-func startAgent(t *testing.T) (stop func()) {
+func startAgent(t *testing.T) (stop func()) { return startAgentWith(t, syncInterval) }
+
+// startAgentWith runs cluster2's agent with the given status sync interval.
+func startAgentWith(t *testing.T, interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -26,7 +30,7 @@ func startAgent(t *testing.T) (stop func()) {
 			HubConfig:          agentHubConfig(env.Hub.Config, "cluster2"),
 			SpokeConfig:        env.Clusters[1].Config,
 			ClusterName:        "cluster2",
-			StatusSyncInterval: syncInterval,
+			StatusSyncInterval: interval,
 		})
 	}()
 	stopped := false
@@ -134,4 +138,31 @@ func TestAgentCannotTouchAnotherClustersWorks(t *testing.T) {
 	// Its own namespace is readable.
 	require.NoError(t, as1.List(ctx, &workv1.ManifestWorkList{}, client.InNamespace("cluster1")))
 	require.NoError(t, hub.Delete(ctx, other))
+}
+
+// TestDriftRepairIsWatchDriven runs an agent whose periodic re-check is an hour
+// away: only its watch on the applied resources can repair the drift.
+func TestDriftRepairIsWatchDriven(t *testing.T) {
+	ctx := context.Background()
+	spoke2 := kubernetes.NewForConfigOrDie(env.Clusters[1].Config)
+	startAgentWith(t, time.Hour)
+	newWork(t, "cluster2", "watched", namespace("watched"), configMap("watched", "c", map[string]interface{}{"k": "v"})).create(t)
+	waitApplied(t, "cluster2", "watched")
+
+	cm, err := spoke2.CoreV1().ConfigMaps("watched").Get(ctx, "c", metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["k"] = "tampered"
+	_, err = spoke2.CoreV1().ConfigMaps("watched").Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		cm, err := spoke2.CoreV1().ConfigMaps("watched").Get(ctx, "c", metav1.GetOptions{})
+		return err == nil && cm.Data["k"] == "v"
+	}, wait, tick, "the edit is reverted by the watch")
+
+	require.NoError(t, spoke2.CoreV1().ConfigMaps("watched").Delete(ctx, "c", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		_, err := spoke2.CoreV1().ConfigMaps("watched").Get(ctx, "c", metav1.GetOptions{})
+		return err == nil
+	}, wait, tick, "the deleted configmap is re-created by the watch")
+	deleteWork(t, "cluster2", "watched")
 }

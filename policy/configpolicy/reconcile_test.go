@@ -2,8 +2,11 @@ package configpolicy
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -38,4 +41,27 @@ func TestStatusEqualIgnoresLastEvaluated(t *testing.T) {
 func TestJSONList(t *testing.T) {
 	require.Equal(t, "null", jsonList(nil))
 	require.Equal(t, `["a","b\"c"]`, jsonList([]string{"a", `b"c`}))
+}
+
+// The compliance event names the policy and state; it goes to the owning
+// OCM Policy when there is one (as the governance framework expects).
+func TestComplianceEvent(t *testing.T) {
+	r := &Runner{opts: Options{EventSource: "flotilla-policy", Now: func() time.Time { return time.Unix(1700000000, 0) }}}
+	p := &policyv1.ConfigurationPolicy{}
+	p.Namespace, p.Name, p.UID = "cluster1", "baseline", "cp-uid"
+	now := metav1.NewTime(time.Unix(1700000000, 0))
+
+	ev := r.event(p, policyv1.NonCompliant, "NonCompliant; violation - namespaces [prod] not found", now)
+	require.Equal(t, "policy: cluster1/baseline", ev.Reason)
+	require.Equal(t, "NonCompliant; violation - namespaces [prod] not found", ev.Message)
+	require.Equal(t, corev1.EventTypeWarning, ev.Type)
+	require.Equal(t, "ConfigurationPolicy", ev.InvolvedObject.Kind)
+	require.Equal(t, "cluster1", ev.Namespace)
+
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "policy.open-cluster-management.io/v1", Kind: "Policy", Name: "default.baseline", UID: "p-uid"}}
+	ev = r.event(p, policyv1.Compliant, "Compliant; notification - namespaces [prod] found as specified", now)
+	require.Equal(t, corev1.EventTypeNormal, ev.Type)
+	require.Equal(t, "Policy", ev.InvolvedObject.Kind)
+	require.Equal(t, "default.baseline", ev.InvolvedObject.Name)
+	require.Equal(t, "policy: cluster1/baseline", ev.Reason, "the reason still names the ConfigurationPolicy")
 }

@@ -101,7 +101,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		}
 		return a.create(ctx, t, desired, owner)
 	case workv1.UpdateStrategyTypeServerSideApply:
-		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner)
+		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh)
 	case workv1.UpdateStrategyTypeUpdate:
 		if fresh {
 			if live, err := a.create(ctx, t, desired.DeepCopy(), owner); !apierrors.IsAlreadyExists(err) {
@@ -148,7 +148,7 @@ func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Un
 	return a.resource(t).Update(ctx, merged, metav1.UpdateOptions{})
 }
 
-func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference, fresh bool) (*unstructured.Unstructured, error) {
 	manager, force := workv1.DefaultFieldManager, false
 	if cfg != nil {
 		force = cfg.Force
@@ -156,12 +156,16 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 			manager = cfg.FieldManager
 		}
 	}
-	live, err := a.Get(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	if live != nil && InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
-		return live, nil
+	if !fresh {
+		// Applying is idempotent, but reading first spares the apiserver a
+		// write path for the common case: nothing changed.
+		live, err := a.Get(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if live != nil && InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
+			return live, nil
+		}
 	}
 	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
 	desired.SetResourceVersion("")

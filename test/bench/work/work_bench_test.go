@@ -41,7 +41,8 @@ import (
 //
 // A second run puts 1,000 works on a single cluster, to measure the memory of
 // one agent holding 1,000 works. FLOTILLA_BENCH_WORKS and
-// FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size.
+// FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size;
+// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers (default 4).
 func BenchmarkWorkDistribution(b *testing.B) {
 	// 1,000 works over 10 clusters for latency; 1,000 works on one cluster for
 	// the memory of one agent holding 1,000 works.
@@ -72,6 +73,7 @@ func envInt(b *testing.B, name string, def int) int {
 
 func run(b *testing.B, works, clusters int) {
 	timeout := time.Duration(envInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600)) * time.Second
+	workers := envInt(b, "FLOTILLA_BENCH_AGENT_WORKERS", 0) // 0: the agent's default
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -154,7 +156,7 @@ func run(b *testing.B, works, clusters int) {
 			defer agents.Done()
 			if err := work.Run(agentCtx, work.Options{
 				HubConfig: worktest.AgentHubConfig(env.Hub.Config, name), SpokeConfig: spokeCfg,
-				ClusterName: name, AgentID: name,
+				ClusterName: name, AgentID: name, Workers: workers,
 			}); err != nil {
 				b.Errorf("agent %s: %v", name, err)
 			}

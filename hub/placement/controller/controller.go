@@ -55,8 +55,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		For(&clusterv1beta1.Placement{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&clusterv1beta1.PlacementDecision{}, builder.WithPredicates(onlyDeletes())).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.allPlacements),
-			builder.WithPredicates(schedulingFieldsChanged())).
+		Watches(&clusterv1.ManagedCluster{}, r.clusterHandler(), builder.WithPredicates(schedulingFieldsChanged())).
 		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.allPlacements),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.placementsInNamespace)).

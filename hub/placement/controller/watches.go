@@ -5,13 +5,69 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling"
 )
+
+// clusterHandler enqueues, for a cluster event, the placements the change may
+// affect (scheduling.MayAffect): a label nobody selects on does not re-schedule
+// thousands of placements.
+func (r *Reconciler) clusterHandler() handler.EventHandler {
+	enqueue := func(ctx context.Context, old, new client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		o, _ := old.(*clusterv1.ManagedCluster)
+		n, _ := new.(*clusterv1.ManagedCluster)
+		setKeys, err := r.labelSetKeys(ctx)
+		for _, req := range requests(r.placements(ctx), func(p *clusterv1beta1.Placement) bool {
+			return err != nil || scheduling.MayAffect(p, o, n, setKeys)
+		}) {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, nil, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.ObjectOld, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, e.Object, nil, q)
+		},
+	}
+}
+
+// labelSetKeys are the label keys LabelSelector cluster sets select on; a change of
+// one of them may move a cluster between sets. (On an error the caller enqueues
+// every placement.)
+func (r *Reconciler) labelSetKeys(ctx context.Context) (map[string]bool, error) {
+	var sets clusterv1beta2.ManagedClusterSetList
+	if err := r.List(ctx, &sets, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	keys := map[string]bool{}
+	for _, s := range sets.Items {
+		sel := s.Spec.ClusterSelector.LabelSelector
+		if s.Spec.ClusterSelector.SelectorType != clusterv1beta2.LabelSelector || sel == nil {
+			continue
+		}
+		for k := range sel.MatchLabels {
+			keys[k] = true
+		}
+		for _, e := range sel.MatchExpressions {
+			keys[e.Key] = true
+		}
+	}
+	return keys, nil
+}
 
 // schedulingFieldsChanged passes cluster events that can change a decision: create,
 // delete, and updates of labels, claims, taints, allocatable or deletion.

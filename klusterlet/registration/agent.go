@@ -19,14 +19,17 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 )
 
 // Agent is one registration agent. Create it with New and start it with Run.
 type Agent struct {
-	opts      Options
-	spoke     kubernetes.Interface
-	clusterID string
-	log       klog.Logger
+	opts  Options
+	spoke kubernetes.Interface
+	// spokeClusters reads ClusterClaims on the managed cluster.
+	spokeClusters clusterclient.Interface
+	clusterID     string
+	log           klog.Logger
 
 	mu        sync.Mutex
 	agentName string
@@ -46,11 +49,15 @@ func New(opts Options) (*Agent, error) {
 		}
 		opts.HubKubeconfigDir = dir
 	}
-	spoke, err := kubernetes.NewForConfig(opts.SpokeConfig)
+	spoke, err := kubernetes.NewForConfig(withRate(opts.SpokeConfig))
 	if err != nil {
 		return nil, fmt.Errorf("managed cluster client: %w", err)
 	}
-	return &Agent{opts: opts, spoke: spoke, joined: make(chan struct{}),
+	spokeClusters, err := clusterclient.NewForConfig(withRate(opts.SpokeConfig))
+	if err != nil {
+		return nil, fmt.Errorf("managed cluster client: %w", err)
+	}
+	return &Agent{opts: opts, spoke: spoke, spokeClusters: spokeClusters, joined: make(chan struct{}),
 		log: klog.Background().WithValues("cluster", opts.ClusterName)}, nil
 }
 
@@ -185,9 +192,21 @@ func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
 	}
 }
 
+// withTimeout bounds each request and lifts client-go's default rate limit.
 func withTimeout(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
+	c := withRate(cfg)
 	c.Timeout = 15 * time.Second
+	return c
+}
+
+// withRate raises client-go's default 5 QPS / burst 10, which made the agent's
+// first status report wait a second behind its own bootstrap requests. The agent
+// makes a handful of requests per status interval; the limit only guards bursts.
+func withRate(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	if c.QPS <= 0 {
+		c.QPS, c.Burst = 20, 40
+	}
 	return c
 }
 

@@ -55,6 +55,11 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	a.log.Info("joined the hub", "agent", a.agentName)
+	// Say so at once; probing the managed cluster for the first full status can
+	// take a moment (an apiserver serves a CRD's first request slowly).
+	if err := a.updateStatus(ctx, hub, setJoined); err != nil {
+		a.log.Error(err, "report ManagedClusterJoined")
+	}
 	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
 	leaseTick := time.NewTimer(0)
 	statusTick := time.NewTimer(0)
@@ -159,8 +164,7 @@ func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration,
 	facts := a.observe(ctx)
 	var lease time.Duration
 	err := a.updateStatus(ctx, hub, func(st *clusterv1.ManagedClusterStatus) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionJoined,
-			Status: metav1.ConditionTrue, Reason: ReasonJoined, Message: "Managed cluster joined"})
+		setJoined(st)
 		meta.SetStatusCondition(&st.Conditions, facts.available)
 		if facts.version != "" {
 			st.Version.Kubernetes = facts.version
@@ -199,4 +203,9 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 		_, err = api.UpdateStatus(ctx, mc, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+func setJoined(st *clusterv1.ManagedClusterStatus) {
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionJoined,
+		Status: metav1.ConditionTrue, Reason: ReasonJoined, Message: "Managed cluster joined"})
 }

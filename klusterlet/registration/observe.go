@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 )
 
@@ -41,16 +40,14 @@ func (a *Agent) observe(ctx context.Context) facts {
 	} else {
 		a.log.Error(err, "list nodes on the managed cluster")
 	}
-	if cc, err := clusterclient.NewForConfig(a.opts.SpokeConfig); err == nil {
-		list, err := cc.ClusterV1alpha1().ClusterClaims().List(ctx, metav1.ListOptions{})
-		switch {
-		case err == nil:
-			f.claims, f.claimsKnown = SelectClaims(list.Items), true
-		case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
-			f.claimsKnown = true // no ClusterClaim CRD: no claims
-		default:
-			a.log.Error(err, "list ClusterClaims on the managed cluster")
-		}
+	list, err := a.spokeClusters.ClusterV1alpha1().ClusterClaims().List(ctx, metav1.ListOptions{})
+	switch {
+	case err == nil:
+		f.claims, f.claimsKnown = SelectClaims(list.Items), true
+	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
+		f.claimsKnown = true // no ClusterClaim CRD: no claims
+	default:
+		a.log.Error(err, "list ClusterClaims on the managed cluster")
 	}
 	return f
 }

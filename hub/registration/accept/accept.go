@@ -63,7 +63,12 @@ func Accept(ctx context.Context, opts Options) error {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
 	}
-	c, err := client.New(opts.Config, client.Options{Scheme: scheme.New()})
+	// A fixed mapping of the two kinds accept touches: no discovery round trips
+	// (hundreds of milliseconds on a busy hub) before the first request.
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(clusterv1.SchemeGroupVersion.WithKind("ManagedCluster"), meta.RESTScopeRoot)
+	mapper.Add(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), meta.RESTScopeRoot)
+	c, err := client.New(opts.Config, client.Options{Scheme: scheme.New(), Mapper: mapper})
 	if err != nil {
 		return err
 	}

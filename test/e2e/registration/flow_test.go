@@ -173,12 +173,15 @@ func TestFullFlow(t *testing.T) {
 		alice := rest.CopyConfig(env.Hub.Config)
 		alice.Impersonate = rest.ImpersonationConfig{UserName: "alice"}
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "alice-cluster"}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
-		_, err := clusters(alice).ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
-		require.Error(t, err, "creating an accepted cluster")
-		assert.Contains(t, err.Error(), `user "alice" cannot accept ManagedCluster "alice-cluster"`)
+		// (Eventually: the RBAC authorizer sees the new binding after a moment.)
+		require.Eventually(t, func() bool {
+			_, err := clusters(alice).ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
+			require.Error(t, err, "creating an accepted cluster")
+			return strings.Contains(err.Error(), `user "alice" cannot accept ManagedCluster "alice-cluster"`)
+		}, timeout, tick)
 
 		mc.Spec.HubAcceptsClient = false
-		_, err = clusters(alice).ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
+		_, err := clusters(alice).ClusterV1().ManagedClusters().Create(ctx, mc, metav1.CreateOptions{})
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			_ = clusters(env.Hub.Config).ClusterV1().ManagedClusters().Delete(ctx, "alice-cluster", metav1.DeleteOptions{})
@@ -189,7 +192,9 @@ func TestFullFlow(t *testing.T) {
 
 		// With the permission, alice may.
 		grant(t, "alice", rbacv1.PolicyRule{APIGroups: []string{"register.open-cluster-management.io"}, Resources: []string{"managedclusters/accept"}, Verbs: []string{"update"}})
-		require.NoError(t, updateCluster(alice, "alice-cluster", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = true }))
+		require.Eventually(t, func() bool {
+			return updateCluster(alice, "alice-cluster", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = true }) == nil
+		}, timeout, tick)
 
 		// Joining a cluster set needs managedclustersets/join for that set.
 		err = updateCluster(alice, "alice-cluster", func(mc *clusterv1.ManagedCluster) {

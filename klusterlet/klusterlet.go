@@ -3,9 +3,11 @@ package klusterlet
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/transport"
 
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/klusterlet/work"
@@ -23,9 +25,22 @@ type Options struct {
 	DisableWork bool
 }
 
+// certReloadInterval is how often clients built from the hub kubeconfig files
+// re-read a rotated or re-issued certificate (client-go's default is 5 minutes,
+// longer than a short certificate's last fifth of life, and long after a
+// re-bootstrap replaced a rejected one).
+const certReloadInterval = 10 * time.Second
+
+var setReload sync.Once
+
 // Run runs the registration agent and, once joined, the work agent until ctx
 // ends or one of them fails.
 func Run(ctx context.Context, opts Options) error {
+	setReload.Do(func() {
+		if transport.CertCallbackRefreshDuration > certReloadInterval {
+			transport.CertCallbackRefreshDuration = certReloadInterval
+		}
+	})
 	agent, err := registration.New(opts.Registration)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub/registration/accept"
+	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -167,4 +169,23 @@ func newKeyPEM(t *testing.T) []byte {
 	der, err := x509.MarshalECPrivateKey(key)
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+}
+
+// TestAgentRefusesNameOfAnotherCluster: an agent started without `join` (so
+// without its check) for a name another managed cluster registered makes no CSR.
+func TestAgentRefusesNameOfAnotherCluster(t *testing.T) {
+	newAgent(t, env.Clusters[0], "owned", "agent-owned").start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "owned")) == 1 }, timeout, tick)
+
+	bootstrap, err := registration.BootstrapKubeconfig(env.Hub.URL, env.Hub.CAPEM, token)
+	require.NoError(t, err)
+	intruder := &agent{t: t, spoke: env.Clusters[1], name: "owned", ns: "agent-intruder", opts: klusterlet.Options{DisableWork: true,
+		Registration: registration.Options{ClusterName: "owned", AgentNamespace: "agent-intruder", SpokeConfig: env.Clusters[1].Config,
+			BootstrapKubeconfig: bootstrap, HubKubeconfigDir: t.TempDir(), RetryInterval: 200 * time.Millisecond}}}
+	t.Cleanup(intruder.stop)
+	_, err = kube(env.Clusters[1].Config).CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "agent-intruder"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	intruder.start()
+	require.Never(t, func() bool { return len(clusterCSRs(t, "owned")) > 1 }, 3*time.Second, tick, "no CSR for a name owned by another cluster")
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -71,6 +73,12 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is not a DNS label (%s): it names the cluster's namespace on the hub", cluster.Name, strings.Join(errs, "; ")))
 		}
 	}
+	if req.Operation == admissionv1.Update && slices.Contains(req.UserInfo.Groups, rbac.ManagedClustersGroup) {
+		if field := agentChange(old, cluster); field != "" {
+			return admission.Denied(fmt.Sprintf("managed cluster agent %q may change only spec.managedClusterClientConfigs of ManagedCluster %q, not %s: labels, taints and the rest are the hub admin's",
+				req.UserInfo.Username, cluster.Name, field))
+		}
+	}
 	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
 		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
 			Group: rbac.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
@@ -110,4 +118,26 @@ func (v *Validator) allowed(ctx context.Context, user authenticationv1.UserInfo,
 		return false, fmt.Errorf("SubjectAccessReview for %s: %w", user.Username, err)
 	}
 	return sar.Status.Allowed, nil
+}
+
+// agentChange names the first field an agent changed that is not its own to
+// change ("" when there is none). Agents report through status; in spec they may
+// only publish their apiserver addresses. Labels matter most: placements select
+// clusters by label, so a cluster labelling itself could draw in workloads (and
+// their secrets) meant for others.
+func agentChange(old, cur *clusterv1.ManagedCluster) string {
+	switch {
+	case !equality.Semantic.DeepEqual(old.Labels, cur.Labels):
+		return "metadata.labels"
+	case !equality.Semantic.DeepEqual(old.Annotations, cur.Annotations):
+		return "metadata.annotations"
+	case !equality.Semantic.DeepEqual(old.Finalizers, cur.Finalizers):
+		return "metadata.finalizers"
+	}
+	oldSpec, curSpec := old.Spec.DeepCopy(), cur.Spec.DeepCopy()
+	oldSpec.ManagedClusterClientConfigs, curSpec.ManagedClusterClientConfigs = nil, nil
+	if !equality.Semantic.DeepEqual(oldSpec, curSpec) {
+		return "spec (other than managedClusterClientConfigs)"
+	}
+	return ""
 }

@@ -125,6 +125,21 @@ func TestFullFlow(t *testing.T) {
 		err = cs.CoreV1().Namespaces().Delete(ctx, "cluster2", metav1.DeleteOptions{})
 		forbidden("delete cluster2's namespace", err)
 
+		// On its own ManagedCluster it may publish its addresses, nothing else.
+		err = updateCluster(c1, "cluster1", func(mc *clusterv1.ManagedCluster) {
+			if mc.Labels == nil {
+				mc.Labels = map[string]string{}
+			}
+			mc.Labels["env"] = "prod"
+		})
+		require.Error(t, err, "label itself into placements")
+		assert.Contains(t, err.Error(), "may change only spec.managedClusterClientConfigs")
+		err = updateCluster(c1, "cluster1", func(mc *clusterv1.ManagedCluster) { mc.Spec.LeaseDurationSeconds = 3600 })
+		require.Error(t, err, "stretch its lease")
+		require.NoError(t, updateCluster(c1, "cluster1", func(mc *clusterv1.ManagedCluster) {
+			mc.Spec.ManagedClusterClientConfigs = append(mc.Spec.ManagedClusterClientConfigs, clusterv1.ClientConfig{URL: "https://cluster1.example:6443"})
+		}))
+
 		// It cannot approve CSRs (not even its own) nor accept clusters.
 		pending := clusterCSRs(t, "cluster1")[0]
 		pending.Status.Conditions = append(pending.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{

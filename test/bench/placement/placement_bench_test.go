@@ -103,7 +103,13 @@ func run(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := placement.Setup(mgr, placement.Options{}); err != nil {
+	opts := placement.Options{}
+	if v := os.Getenv("FLOTILLA_BENCH_WORKERS"); v != "" {
+		if opts.Workers, err = strconv.Atoi(v); err != nil {
+			b.Fatalf("FLOTILLA_BENCH_WORKERS=%q: %v", v, err)
+		}
+	}
+	if err := placement.Setup(mgr, opts); err != nil {
 		b.Fatal(err)
 	}
 	stopped := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 func widgetCRD() map[string]interface{} {
@@ -204,6 +205,12 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "someone-else", ManifestWorkName: "foreign"},
 	}
 	require.NoError(t, spoke1c.Create(ctx, foreign))
+	// A record this agent made for another hub (the cluster moved hubs).
+	oldHub := &workv1.AppliedManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: "0ldhub-web", Finalizers: []string{workv1.AppliedManifestWorkFinalizer}},
+		Spec:       workv1.AppliedManifestWorkSpec{HubHash: "0ldhub", AgentID: "cluster1", ManifestWorkName: "web"},
+	}
+	require.NoError(t, spoke1c.Create(ctx, oldHub))
 
 	require.Eventually(t, func() bool {
 		a, err := appliedWork(t, spoke1c, "gone")
@@ -211,6 +218,10 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 	}, wait, tick, "eviction should start")
 	eventuallyCM(t, "evict", "leftover", func(_ *corev1.ConfigMap, err error) bool { return apierrors.IsNotFound(err) }, "evicted after the grace period")
 	require.Eventually(t, func() bool { _, err := appliedWork(t, spoke1c, "gone"); return apierrors.IsNotFound(err) }, wait, tick)
+	require.Eventually(t, func() bool {
+		err := spoke1c.Get(ctx, client.ObjectKey{Name: "0ldhub-web"}, &workv1.AppliedManifestWork{})
+		return apierrors.IsNotFound(err)
+	}, wait, tick, "a record from another hub is evicted too")
 	a, err := appliedWork(t, spoke1c, "foreign")
 	require.NoError(t, err)
 	assert.Nil(t, a.Status.EvictionStartTime)

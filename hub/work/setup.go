@@ -38,8 +38,10 @@ type Options struct {
 	ManifestLimit int
 }
 
-// Setup registers the hub's work controllers (ManifestWorkReplicaSet, ...) with mgr
-// and the ManifestWork admission handler on mgr.GetWebhookServer().
+// Setup registers the ManifestWork admission handler on mgr.GetWebhookServer()
+// and the controller that reports works in namespaces of no managed cluster.
+// (The ManifestWorkReplicaSet controller is hub/workreplicaset, set up with
+// placement.)
 //
 // CONTRACT (the hub wiring in hub/ calls this): keep this signature.
 func Setup(mgr ctrl.Manager, opts Options) error {

@@ -24,6 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
+// maxProblems caps how many problems one rejection lists.
+const maxProblems = 10
+
 // WebhookPath is where the ManifestWork validating webhook is served.
 const WebhookPath = "/validate-manifestwork"
 
@@ -118,6 +121,9 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		}
 	}
 	if problems := Validate(work, v.limit); len(problems) > 0 {
+		if len(problems) > maxProblems {
+			problems = append(problems[:maxProblems], fmt.Sprintf("and %d more problems", len(problems)-maxProblems))
+		}
 		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s is invalid: %s", req.Namespace, work.Name, strings.Join(problems, "; ")))
 	}
 	resp := admission.Allowed("")

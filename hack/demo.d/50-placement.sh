@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Demo step: placement. Put cluster1 into a cluster set (a label on the cluster),
-# bind the set to a namespace, and create a Placement that selects it by label.
-# Later steps can place work with placement default/demo.
+# bind the set to a namespace, create a Placement that selects it by label, and
+# place a work by it: a ManifestWorkReplicaSet that lands on cluster1 only.
 set -euo pipefail
 HUB="$DATA_DIR/hub.kubeconfig"
 
@@ -12,8 +12,12 @@ echo "==> Bind cluster set 'demo' to namespace 'default' so placements there may
 "$FLOTILLA" clusterset bind demo -n default --kubeconfig "$HUB"
 
 echo "==> Create placement default/demo: clusters of set 'demo' with that label, one of them"
-"$FLOTILLA" create placement demo -n default --clusterset demo \
-	--labels cluster.open-cluster-management.io/clusterset=demo --number 1 --kubeconfig "$HUB"
+if "$FLOTILLA" get placements -n default --kubeconfig "$HUB" | grep -Eq '^default +demo '; then
+	echo "placement default/demo already exists (demo run before)"
+else
+	"$FLOTILLA" create placement demo -n default --clusterset demo \
+		--labels cluster.open-cluster-management.io/clusterset=demo --number 1 --kubeconfig "$HUB"
+fi
 
 echo "==> Waiting for the decision"
 for _ in $(seq 1 120); do
@@ -28,3 +32,37 @@ done
 	exit 1
 }
 echo "==> placement default/demo selects cluster1 (PlacementDecision default/demo-decision-1)"
+
+echo "==> Place a work by the placement: a ManifestWorkReplicaSet (flotilla create work --replicaset)"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat >"$dir/placed.yaml" <<'YAML'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: placed-by-label
+  namespace: default
+data:
+  message: "only on clusters placement default/demo selects"
+YAML
+if "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster1 +placed '; then
+	echo "work placed already exists (demo run before)"
+else
+	"$FLOTILLA" create work placed -f "$dir/placed.yaml" --placement default/demo --replicaset -n default --kubeconfig "$HUB"
+fi
+
+echo "==> Waiting for the work to be applied on cluster1 (and only there)"
+applied=""
+for _ in $(seq 1 120); do
+	if "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster1 +placed +[0-9]+ +True'; then
+		applied=yes
+		break
+	fi
+	sleep 0.5
+done
+"$FLOTILLA" get works --kubeconfig "$HUB" | grep -E '^CLUSTER|placed' || true
+if [ -z "$applied" ] || "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster2 +placed '; then
+	echo "the work placed by default/demo should be applied on cluster1 only" >&2
+	exit 1
+fi
+echo "==> The work follows the placement: cluster1 has it, cluster2 does not"

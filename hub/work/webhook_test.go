@@ -141,6 +141,7 @@ func TestWebhook(t *testing.T) {
 			`manifest 0 (ConfigMap) uses metadata.generateName "x-"`},
 		{"duplicate", mw("cluster1", "dup", cm("app", "a", 1), cm("app", "b", 1), cm("app", "a", 2)),
 			"manifest 2 (ConfigMap app/a) duplicates manifest 0"},
+		{"many problems, listed up to ten", mw("cluster1", "many", repeat(cm("app", "a", 1), 15)...), "and 4 more problems"},
 		{"too large", mw("cluster1", "big", cm("app", "a", 10), cm("app", "huge", testLimit)),
 			fmt.Sprintf("more than the limit of %d bytes; the largest is manifest 1 (ConfigMap", testLimit)},
 	}
@@ -204,4 +205,12 @@ func hasEvent(evs []eventsv1.Event, name, reason string) bool {
 		}
 	}
 	return false
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }

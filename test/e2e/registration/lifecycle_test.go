@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
@@ -201,4 +202,32 @@ func selfSigned(t *testing.T, cluster, agent string) ([]byte, []byte) {
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+}
+
+// TestClusterClaims: reserved and custom claims reach the hub; spoke-only ones do not.
+func TestClusterClaims(t *testing.T) {
+	ctx := context.Background()
+	spoke := env.Clusters[1]
+	spokeClaims := clusters(spoke.Config).ClusterV1alpha1().ClusterClaims()
+	for _, c := range []clusterv1alpha1.ClusterClaim{
+		{ObjectMeta: metav1.ObjectMeta{Name: "id.k8s.io"}, Spec: clusterv1alpha1.ClusterClaimSpec{Value: "cluster-2-id"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "region.example.com"}, Spec: clusterv1alpha1.ClusterClaimSpec{Value: "eu-west"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "internal.example.com", Labels: map[string]string{"open-cluster-management.io/spoke-only": ""}},
+			Spec: clusterv1alpha1.ClusterClaimSpec{Value: "secret-ish"}},
+	} {
+		_, err := spokeClaims.Create(ctx, &c, metav1.CreateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = spokeClaims.Delete(context.Background(), c.Name, metav1.DeleteOptions{}) })
+	}
+	newAgent(t, spoke, "claimer", "agent-claimer").start()
+	acceptClusters(t, "claimer")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		mc := hubCluster(t, "claimer")
+		assert.Equal(c, []clusterv1.ManagedClusterClaim{
+			{Name: "id.k8s.io", Value: "cluster-2-id"},
+			{Name: "region.example.com", Value: "eu-west"},
+		}, mc.Status.ClusterClaims)
+		assert.NotEmpty(c, mc.Status.Version.Kubernetes)
+		assert.Contains(c, mc.Status.Allocatable, clusterv1.ResourceMemory)
+	}, timeout, tick)
 }

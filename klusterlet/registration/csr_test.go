@@ -2,12 +2,15 @@ package registration
 
 import (
 	"crypto/x509"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 )
@@ -52,5 +55,29 @@ func TestRotationDue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, RotationDue(cert, tt.fraction), "fraction %v", tt.fraction)
+	}
+}
+
+func TestNextGone(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "managedclusters"}, "c1", errors.New("no"))
+	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "managedclusters"}, "c1")
+	fails := errors.New("status update failed")
+	tests := []struct {
+		name      string
+		count     int
+		statusErr error
+		getOwn    error
+		want      int
+	}{
+		{"status fine", 2, nil, forbidden, 0},
+		{"own cluster unreadable", 1, fails, forbidden, 2},
+		{"own cluster deleted", 0, fails, notFound, 1},
+		{"denied: can still read its cluster", 2, fails, nil, 0},
+		{"hub unreachable", 2, fails, errors.New("connection refused"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, nextGone(tt.count, tt.statusErr, func() error { return tt.getOwn }))
+		})
 	}
 }

@@ -61,6 +61,11 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 		a.log.Error(err, "report ManagedClusterJoined")
 	}
 	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
+	gone := 0 // status rounds in a row without our ManagedCluster
+	getOwn := func() error {
+		_, err := hub.clusters.ClusterV1().ManagedClusters().Get(ctx, a.opts.ClusterName, metav1.GetOptions{})
+		return err
+	}
 	leaseTick := time.NewTimer(0)
 	statusTick := time.NewTimer(0)
 	defer leaseTick.Stop()
@@ -85,6 +90,10 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 				lease = d
 			}
 			statusTick.Reset(a.opts.StatusSyncInterval)
+			if gone = nextGone(gone, err, getOwn); gone >= goneAfter {
+				a.log.Info("the hub no longer has this cluster (its ManagedCluster and RBAC are gone); registering again")
+				return errRebootstrap
+			}
 		case <-rotate.C:
 			err = a.rotate(ctx, cfg, hub)
 			if err == nil {
@@ -208,4 +217,21 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 func setJoined(st *clusterv1.ManagedClusterStatus) {
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionJoined,
 		Status: metav1.ConditionTrue, Reason: ReasonJoined, Message: "Managed cluster joined"})
+}
+
+// goneAfter is how many status rounds in a row must find the cluster's own
+// ManagedCluster out of reach before the agent concludes it was deleted.
+const goneAfter = 3
+
+// nextGone counts consecutive status rounds whose failure comes with the agent's
+// own ManagedCluster unreadable (403 or 404). A denied cluster can still read it,
+// so that count stays 0; so it does when the round succeeded.
+func nextGone(count int, statusErr error, getOwn func() error) int {
+	if statusErr == nil {
+		return 0
+	}
+	if err := getOwn(); apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+		return count + 1
+	}
+	return 0
 }

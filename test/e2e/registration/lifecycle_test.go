@@ -231,3 +231,24 @@ func TestClusterClaims(t *testing.T) {
 		assert.Contains(c, mc.Status.Allocatable, clusterv1.ResourceMemory)
 	}, timeout, tick)
 }
+
+// TestDeletedClusterAsksAgain: when the hub deletes a cluster whose agent still
+// runs, the agent registers again and waits to be accepted; accepting brings it back.
+func TestDeletedClusterAsksAgain(t *testing.T) {
+	ctx := context.Background()
+	newAgent(t, env.Clusters[0], "phoenix", "agent-phoenix").start()
+	acceptClusters(t, "phoenix")
+	waitCondition(t, "phoenix", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	first := hubCluster(t, "phoenix").UID
+
+	require.NoError(t, clusters(env.Hub.Config).ClusterV1().ManagedClusters().Delete(ctx, "phoenix", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		mc := hubCluster(t, "phoenix")
+		return mc != nil && mc.UID != first && len(clusterCSRs(t, "phoenix")) == 2
+	}, timeout, tick, "a new ManagedCluster and a new CSR")
+	assert.False(t, hubCluster(t, "phoenix").Spec.HubAcceptsClient, "it is not accepted again by itself")
+
+	acceptClusters(t, "phoenix")
+	waitCondition(t, "phoenix", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	waitCondition(t, "phoenix", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
+}

@@ -194,7 +194,21 @@ func TestPaginationPast100(t *testing.T) {
 		assert.Len(c, s.decided("some"), 105)
 	}, timeout, tick)
 
-	// Shrinking deletes the extra page.
+	// A newcomer that sorts first joins the page with room; the full page is not rewritten.
+	var page1 clusterv1beta1.PlacementDecision
+	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: "all-decision-1"}, &page1))
+	s.cluster("many-000a", nil)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var page2 clusterv1beta1.PlacementDecision
+		assert.NoError(c, hub.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: "all-decision-2"}, &page2))
+		assert.Len(c, page2.Status.Decisions, 31)
+	}, timeout, tick)
+	var page1After clusterv1beta1.PlacementDecision
+	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: "all-decision-1"}, &page1After))
+	assert.Equal(t, page1.ResourceVersion, page1After.ResourceVersion)
+
+	// Shrinking to clusters that all sit on the first page deletes the second.
+	require.NoError(t, hub.Delete(s.ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "many-000a"}}))
 	require.Eventually(t, func() bool {
 		p := s.getPlacement("all")
 		n := int32(7)

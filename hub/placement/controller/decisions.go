@@ -77,15 +77,20 @@ func labelsMatch(have, want map[string]string) bool {
 	return true
 }
 
-// keepPages turns the current decisions back into pages, so a misconfigured
-// Placement keeps what it had (or gets one empty decision if it had none).
-func keepPages(p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision) []scheduling.Page {
-	if len(current) == 0 {
-		return scheduling.Paginate(p.Name, []scheduling.Group{{Index: 0}}, false)
-	}
+// pagesOf turns the current decisions back into pages.
+func pagesOf(current []clusterv1beta1.PlacementDecision) []scheduling.Page {
 	pages := make([]scheduling.Page, 0, len(current))
 	for _, d := range current {
 		pages = append(pages, scheduling.Page{Name: d.Name, Labels: d.Labels, Decisions: d.Status.Decisions})
 	}
 	return pages
+}
+
+// keepPages keeps the current decisions as they are, so a misconfigured Placement
+// keeps what it had (or gets one empty decision if it had none).
+func keepPages(p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision) []scheduling.Page {
+	if len(current) == 0 {
+		return scheduling.Paginate(p.Name, []scheduling.Group{{Index: 0}}, false)
+	}
+	return pagesOf(current)
 }

@@ -45,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if res.Misconfigured != nil {
 		pages = keepPages(&p, current)
 	} else {
-		pages = scheduling.Paginate(p.Name, res.Groups, p.Spec.SortBy == clusterv1beta1.PlacementSortByScore)
+		pages = scheduling.Repaginate(p.Name, res.Groups, p.Spec.SortBy == clusterv1beta1.PlacementSortByScore, pagesOf(current))
 	}
 	if err := r.writeDecisions(ctx, &p, current, pages); err != nil {
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {

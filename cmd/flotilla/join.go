@@ -47,6 +47,9 @@ hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`"
 	f.BoolVar(&o.NoDeployment, "no-deployment", false, "write only the bootstrap secret; run the agent yourself with `flotilla klusterlet`")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	for _, name := range []string{"hub-token", "hub-apiserver", "cluster-name"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
 	return cmd
 }
 

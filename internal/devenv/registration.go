@@ -37,6 +37,7 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 	if err != nil {
 		return err
 	}
+	since := time.Now().Add(-time.Second)
 	opts.progress("preparing the hub for registration (flotilla init)")
 	tok, err := bootstrap.Init(ctx, bootstrap.Options{Config: hubCfg})
 	if err != nil {
@@ -76,6 +77,10 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 	if err != nil {
 		return err
 	}
+	hubKube, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
 	for _, name := range rec.Clusters {
 		opts.progress("%s: waiting until joined and available", name)
 		wctx, cancel := context.WithTimeout(ctx, registrationTimeout)
@@ -84,8 +89,14 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 			if err != nil {
 				return false, nil
 			}
-			return meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) &&
-				meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable), nil
+			if !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) ||
+				!meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable) {
+				return false, nil
+			}
+			// A resumed environment still shows the Available of before: wait
+			// for a heartbeat from this run.
+			lease, err := hubKube.CoordinationV1().Leases(name).Get(ctx, registration.LeaseName, metav1.GetOptions{})
+			return err == nil && lease.Spec.RenewTime != nil && lease.Spec.RenewTime.After(since), nil
 		})
 		cancel()
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -69,6 +70,10 @@ func (a *Agent) ensureManagedCluster(ctx context.Context, clusters clusterclient
 		return describeHubError("read ManagedCluster "+name, err)
 	}
 	spokeCA := a.opts.SpokeConfig.CAData
+	if len(spokeCA) == 0 && a.opts.SpokeConfig.CAFile != "" {
+		// In-cluster configs name a file.
+		spokeCA, _ = os.ReadFile(a.opts.SpokeConfig.CAFile)
+	}
 	mc := &clusterv1.ManagedCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ClusterIDAnnotation: a.clusterID}},
 		Spec:       clusterv1.ManagedClusterSpec{HubAcceptsClient: false, LeaseDurationSeconds: a.opts.LeaseDurationSeconds},

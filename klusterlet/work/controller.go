@@ -54,9 +54,11 @@ type reconciler struct {
 	failures map[string]int
 }
 
-// workForApplied maps an AppliedManifestWork event to its ManifestWork.
+// workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
+// record of this hub counts, whichever agent ID wrote it: a record of this
+// agent's earlier name is taken over when its work is reconciled.
 func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManifestWork) []reconcile.Request {
-	if amw.Spec.HubHash != r.hubHash || amw.Spec.AgentID != r.agentID {
+	if amw.Spec.HubHash != r.hubHash {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.clusterName, Name: amw.Spec.ManifestWorkName}}}

@@ -15,7 +15,9 @@
 //     cluster.open-cluster-management.io/applied-manifest-work-cleanup; its
 //     status.appliedResources records every applied resource with its UID.
 //   - The applied resources: each carries an owner reference to its
-//     AppliedManifestWork.
+//     AppliedManifestWork and the annotations work.flotilla.dev/manifest-hash
+//     and work.flotilla.dev/manifest-metadata-keys, which say what manifest was
+//     last applied to it (package apply).
 //
 // Two loops run: the ManifestWork reconciler (controller.go, finalize.go),
 // driven by the hub informer, by changes to applied resources on the managed

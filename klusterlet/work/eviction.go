@@ -13,9 +13,12 @@ import (
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 )
 
-// evictor removes AppliedManifestWorks of this agent whose ManifestWork is gone
-// from the hub (or which came from another hub), with their resources, once
-// they have been orphaned for the grace period. The start of the grace period
+// evictor removes AppliedManifestWorks whose ManifestWork is gone from the hub,
+// with their resources, once they have been orphaned for the grace period. It
+// looks after every record of this hub (whatever agent wrote it: an agent may
+// be renamed, and the records of its earlier name are this agent's now) and
+// this agent's records of other hubs (the cluster moved hubs). Records of
+// other hubs written by other agents are none of its business. The start of the grace period
 // is recorded in status.evictionStartTime and cleared if the work comes back.
 type evictor struct {
 	hub, spoke                    client.Client
@@ -54,7 +57,8 @@ func (e *evictor) sweep(ctx context.Context) {
 	}
 	for i := range list.Items {
 		amw := &list.Items[i]
-		if amw.Spec.AgentID != e.agentID || amw.DeletionTimestamp != nil {
+		ours := amw.Spec.HubHash == e.hubHash || amw.Spec.AgentID == e.agentID
+		if !ours || amw.DeletionTimestamp != nil {
 			continue
 		}
 		orphaned := amw.Spec.HubHash != e.hubHash

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,6 +41,8 @@ var (
 	dyn1    dynamic.Interface
 	spoke1c client.Client
 	hubHash string
+	// agentWrites counts the writes cluster1's agent sends to cluster1.
+	agentWrites = &writeCounter{n: map[string]int{}}
 )
 
 const (
@@ -83,7 +87,7 @@ func run(m *testing.M) int {
 	go func() {
 		done <- work.Run(ctx, work.Options{
 			HubConfig:                      agentHubConfig(env.Hub.Config, "cluster1"),
-			SpokeConfig:                    env.Clusters[0].Config,
+			SpokeConfig:                    agentWrites.config(env.Clusters[0].Config),
 			ClusterName:                    "cluster1",
 			StatusSyncInterval:             syncInterval,
 			AppliedWorkEvictionGracePeriod: evictGrace,
@@ -97,6 +101,39 @@ func run(m *testing.M) int {
 	}
 	return code
 }
+
+// writeCounter counts the requests that change something (POST, PUT, PATCH,
+// DELETE; dry runs excluded) per URL path, as an agent sends them.
+type writeCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *writeCounter) config(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripper(func(req *http.Request) (*http.Response, error) {
+			if req.Method != http.MethodGet && req.URL.Query().Get("dryRun") == "" {
+				c.mu.Lock()
+				c.n[req.URL.Path]++
+				c.mu.Unlock()
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	return cfg
+}
+
+// count is the number of writes sent to path so far.
+func (c *writeCounter) count(path string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[path]
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 func must(err error) {
 	if err != nil {

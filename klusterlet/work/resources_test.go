@@ -199,10 +199,23 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "evict", Name: "leftover"},
 		Version:            "v1", UID: string(cm.UID)}}
 	require.NoError(t, spoke1c.Status().Update(ctx, amw))
-	// Another agent's record is none of this agent's business.
+	// A record this agent's earlier name made for this hub (the agent was
+	// renamed): this agent's now, evicted like its own.
+	renamedCM, err := spoke1.CoreV1().ConfigMaps("evict").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "renamed-leftover"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	renamed := &workv1.AppliedManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: hubHash + "-renamed-gone", Finalizers: []string{workv1.AppliedManifestWorkFinalizer}},
+		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster1-before-rename", ManifestWorkName: "renamed-gone"},
+	}
+	require.NoError(t, spoke1c.Create(ctx, renamed))
+	renamed.Status.AppliedResources = []workv1.AppliedManifestResourceMeta{{
+		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "evict", Name: "renamed-leftover"},
+		Version:            "v1", UID: string(renamedCM.UID)}}
+	require.NoError(t, spoke1c.Status().Update(ctx, renamed))
+	// Another agent's record for another hub is none of this agent's business.
 	foreign := &workv1.AppliedManifestWork{
-		ObjectMeta: metav1.ObjectMeta{Name: hubHash + "-foreign"},
-		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "someone-else", ManifestWorkName: "foreign"},
+		ObjectMeta: metav1.ObjectMeta{Name: "0therhub-foreign"},
+		Spec:       workv1.AppliedManifestWorkSpec{HubHash: "0therhub", AgentID: "someone-else", ManifestWorkName: "foreign"},
 	}
 	require.NoError(t, spoke1c.Create(ctx, foreign))
 	// A record this agent made for another hub (the cluster moved hubs).
@@ -222,9 +235,14 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 		err := spoke1c.Get(ctx, client.ObjectKey{Name: "0ldhub-web"}, &workv1.AppliedManifestWork{})
 		return apierrors.IsNotFound(err)
 	}, wait, tick, "a record from another hub is evicted too")
-	a, err := appliedWork(t, spoke1c, "foreign")
-	require.NoError(t, err)
+	eventuallyCM(t, "evict", "renamed-leftover", func(_ *corev1.ConfigMap, err error) bool { return apierrors.IsNotFound(err) },
+		"a renamed agent's leftover is evicted")
+	require.Eventually(t, func() bool { _, err := appliedWork(t, spoke1c, "renamed-gone"); return apierrors.IsNotFound(err) }, wait, tick,
+		"a renamed agent's record is evicted")
+	a := &workv1.AppliedManifestWork{}
+	require.NoError(t, spoke1c.Get(ctx, client.ObjectKey{Name: "0therhub-foreign"}, a))
 	assert.Nil(t, a.Status.EvictionStartTime)
+	require.NoError(t, spoke1c.Delete(ctx, a))
 }
 
 func TestStatusWrittenOnlyWhenChanged(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +21,33 @@ import (
 type Applier struct {
 	Client dynamic.Interface
 	Mapper *Mapper
+
+	mu sync.Mutex
+	// verified remembers, per object UID, the resourceVersion at which the
+	// object last matched its manifest (Update strategy), so an unchanged
+	// object costs one read per sync and no dry run.
+	verified map[types.UID]Verified
+}
+
+func (a *Applier) lastVerified(uid types.UID) Verified {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.verified[uid]
+}
+
+func (a *Applier) remember(obj *unstructured.Unstructured, hash string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.verified == nil {
+		a.verified = map[types.UID]Verified{}
+	}
+	a.verified[obj.GetUID()] = Verified{ResourceVersion: obj.GetResourceVersion(), Hash: hash}
+}
+
+func (a *Applier) forget(uid types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.verified, uid)
 }
 
 // Target is a manifest resolved against the managed cluster's API.
@@ -78,6 +106,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		desired.SetNamespace("")
 	}
 	unstructured.RemoveNestedField(desired.Object, "status")
+	hash := ManifestHash(desired)
 	typ := workv1.UpdateStrategyTypeUpdate
 	if strategy != nil && strategy.Type != "" {
 		typ = strategy.Type
@@ -91,7 +120,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		return live, err
 	case workv1.UpdateStrategyTypeCreateOnly:
 		if fresh {
-			if live, err := a.create(ctx, t, desired.DeepCopy(), owner); !apierrors.IsAlreadyExists(err) {
+			if live, err := a.create(ctx, t, desired.DeepCopy(), owner, hash); !apierrors.IsAlreadyExists(err) {
 				return live, err
 			}
 		}
@@ -99,56 +128,79 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		if err != nil || live != nil {
 			return live, err
 		}
-		return a.create(ctx, t, desired, owner)
+		return a.create(ctx, t, desired, owner, hash)
 	case workv1.UpdateStrategyTypeServerSideApply:
-		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh)
+		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh, hash)
 	case workv1.UpdateStrategyTypeUpdate:
 		if fresh {
-			if live, err := a.create(ctx, t, desired.DeepCopy(), owner); !apierrors.IsAlreadyExists(err) {
+			live, err := a.create(ctx, t, desired.DeepCopy(), owner, hash)
+			if err == nil {
+				a.remember(live, hash)
+			}
+			if !apierrors.IsAlreadyExists(err) {
 				return live, err
 			}
 		}
-		return a.update(ctx, t, desired, owner)
+		return a.update(ctx, t, desired, owner, hash)
 	default:
 		return nil, fmt.Errorf("unknown update strategy %q (want Update, CreateOnly, ServerSideApply or ReadOnly)", typ)
 	}
 }
 
-func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
 	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
 	desired.SetResourceVersion("")
 	desired.SetUID("")
+	Stamp(desired, hash)
 	return a.resource(t).Create(ctx, desired, metav1.CreateOptions{})
 }
 
-// update creates the object, or updates it when it drifted from desired. The
-// update keeps what others added to metadata (labels, annotations, finalizers,
-// owners) and replaces the rest with desired.
-func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+// update creates the object, or makes it match the manifest again: the
+// manifest changed (HashAnnotation differs), or the object drifted (a dry-run
+// update would change it). See UpdateBody for what is kept of the live object.
+func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
 	live, err := a.Get(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	if live == nil {
-		return a.create(ctx, t, desired, owner)
+		created, err := a.create(ctx, t, desired, owner, hash)
+		if err == nil {
+			a.remember(created, hash)
+		}
+		return created, err
 	}
-	if InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
+	step := UpdateStep(hash, live, hasOwner(live.GetOwnerReferences(), owner), a.lastVerified(live.GetUID()))
+	if step == Keep {
 		return live, nil
 	}
-	merged := desired.DeepCopy()
-	merged.SetResourceVersion(live.GetResourceVersion())
-	merged.SetUID(live.GetUID())
-	merged.SetFinalizers(live.GetFinalizers())
-	merged.SetLabels(mergeMaps(live.GetLabels(), desired.GetLabels()))
-	merged.SetAnnotations(mergeMaps(live.GetAnnotations(), desired.GetAnnotations()))
-	merged.SetOwnerReferences(withOwner(mergeOwners(live.GetOwnerReferences(), desired.GetOwnerReferences()), owner))
-	if st, ok := live.Object["status"]; ok {
-		merged.Object["status"] = st
+	body := UpdateBody(desired, live, hash, owner)
+	if step == Verify {
+		expected, err := a.resource(t).Update(ctx, body.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+		switch {
+		case err == nil && !Drifted(expected, live):
+			a.remember(live, hash)
+			return live, nil
+		case err != nil && !apierrors.IsConflict(err) && Covers(desired, live):
+			// The apiserver refuses even an unchanged update (a field it set
+			// after creation is immutable, like a Job's selector): the object
+			// has what the manifest says, which is all that can be checked.
+			a.remember(live, hash)
+			return live, nil
+		}
 	}
-	return a.resource(t).Update(ctx, merged, metav1.UpdateOptions{})
+	out, err := a.resource(t).Update(ctx, body, metav1.UpdateOptions{})
+	if err == nil {
+		a.remember(out, hash)
+	}
+	return out, err
 }
 
-func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference, fresh bool) (*unstructured.Unstructured, error) {
+// serverSideApply applies desired as its field manager. Fields the manager set
+// before and desired no longer has are removed by the apiserver; fields other
+// managers set are theirs. The apply is skipped when the manifest is unchanged
+// (HashAnnotation) and the live object still has every field it sets.
+func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference, fresh bool, hash string) (*unstructured.Unstructured, error) {
 	manager, force := workv1.DefaultFieldManager, false
 	if cfg != nil {
 		force = cfg.Force
@@ -163,10 +215,11 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 		if err != nil {
 			return nil, err
 		}
-		if live != nil && InSync(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
+		if live != nil && live.GetAnnotations()[HashAnnotation] == hash && Covers(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
 			return live, nil
 		}
 	}
+	Stamp(desired, hash)
 	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
 	desired.SetResourceVersion("")
 	desired.SetManagedFields(nil)
@@ -233,6 +286,9 @@ func (a *Applier) Delete(ctx context.Context, gvr schema.GroupVersionResource, n
 			return true, false, nil
 		}
 		return false, live.GetDeletionTimestamp() != nil, nil
+	}
+	if uid != "" {
+		a.forget(uid)
 	}
 	gone, deleting, err := absent()
 	if gone || err != nil {
@@ -320,20 +376,6 @@ func mergeOwners(live, desired []metav1.OwnerReference) []metav1.OwnerReference 
 		if !hasOwner(out, d) {
 			out = append(out, d)
 		}
-	}
-	return out
-}
-
-func mergeMaps(live, desired map[string]string) map[string]string {
-	if len(live) == 0 && len(desired) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(live)+len(desired))
-	for k, v := range live {
-		out[k] = v
-	}
-	for k, v := range desired {
-		out[k] = v
 	}
 	return out
 }

@@ -8,14 +8,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// InSync reports whether the live object already carries everything the desired
+// Covers reports whether the live object carries everything the desired
 // manifest says: every field of desired (outside metadata and status) is present
 // in live with an equal value, and desired's labels and annotations are set on
-// live. Fields the apiserver or other controllers add (defaults, extra labels)
-// do not count as drift. Lists compare item by item and must have the same
-// length; quantities compare by value ("1000m" equals "1"); a Secret's
-// stringData compares against the live data.
-func InSync(desired, live *unstructured.Unstructured) bool {
+// live. Fields others add (defaults, extra keys, extra labels) are not looked
+// at. Lists compare item by item and must have the same length; quantities
+// compare by value ("1000m" equals "1"); a Secret's stringData compares against
+// the live data.
+//
+// Covers is the drift check of ServerSideApply, where other field managers may
+// own fields of their own, and the fallback of Update when the apiserver
+// refuses to say what an update would produce. It is not enough on its own for
+// Update: see Drifted.
+func Covers(desired, live *unstructured.Unstructured) bool {
 	d := normalise(desired.Object)
 	for k, v := range d {
 		switch k {

@@ -99,7 +99,7 @@ func (r *Reconciler) deleteContent(ctx context.Context, cluster *clusterv1.Manag
 
 // deleteAccess removes every RBAC object and the namespace of the cluster.
 func (r *Reconciler) deleteAccess(ctx context.Context, name string) error {
-	if err := deleteRoleBindings(ctx, r.Client, name); err != nil {
+	if _, err := deleteRoleBindings(ctx, r.Client, name); err != nil {
 		return err
 	}
 	for _, obj := range []client.Object{

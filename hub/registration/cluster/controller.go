@@ -102,10 +102,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Message: "Accepted by the hub cluster admin",
 			})
 		}
-	} else if meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) != nil {
-		// Was accepted once: take the access away.
-		err = r.deny(ctx, cluster.Name)
-		if err == nil {
+	} else {
+		// Driven by spec alone, every time: the agent may write its status, so a
+		// missing HubAccepted condition proves nothing about what was granted.
+		var had bool
+		had, err = r.deny(ctx, cluster.Name)
+		had = had || meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) != nil
+		if err == nil && had {
 			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
 				Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionFalse, Reason: ReasonDenied,
 				Message: "Denied by the hub cluster admin: spec.hubAcceptsClient is false; the agent may only read its ManagedCluster",
@@ -150,37 +153,52 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 	return nil
 }
 
-// deny shrinks the ClusterRole to read-only and removes the RoleBindings.
-func (r *Reconciler) deny(ctx context.Context, name string) error {
-	if err := applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, false)); err != nil {
-		return err
-	}
-	if err := applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)); err != nil {
-		return err
-	}
-	return deleteRoleBindings(ctx, r.Client, name)
-}
-
-func deleteRoleBindings(ctx context.Context, c client.Client, name string) error {
-	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
-		if err := removeFinalizerAndDelete(ctx, c, rb, rbac.ManifestWorkFinalizer); err != nil {
-			return fmt.Errorf("rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
+// deny shrinks the cluster's ClusterRole to read-only (when it has one) and
+// removes its RoleBindings. It is idempotent and safe for a cluster that was never
+// accepted (it then creates nothing). had reports whether any access object existed.
+func (r *Reconciler) deny(ctx context.Context, name string) (had bool, err error) {
+	role := &rbacv1.ClusterRole{}
+	err = r.Client.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, role)
+	switch {
+	case err == nil:
+		had = true
+		if err := applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, false)); err != nil {
+			return had, err
 		}
+		if err := applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)); err != nil {
+			return had, err
+		}
+	case !apierrors.IsNotFound(err):
+		return false, fmt.Errorf("clusterrole %s: %w", rbac.ClusterRoleName(name), err)
 	}
-	return nil
+	removed, err := deleteRoleBindings(ctx, r.Client, name)
+	return had || removed, err
 }
 
-// removeFinalizerAndDelete deletes obj (if present) after dropping finalizer from it.
-func removeFinalizerAndDelete(ctx context.Context, c client.Client, obj client.Object, finalizer string) error {
+// deleteRoleBindings removes the cluster's RoleBindings; found reports whether any existed.
+func deleteRoleBindings(ctx context.Context, c client.Client, name string) (found bool, err error) {
+	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
+		ok, err := removeFinalizerAndDelete(ctx, c, rb, rbac.ManifestWorkFinalizer)
+		if err != nil {
+			return found, fmt.Errorf("rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
+		}
+		found = found || ok
+	}
+	return found, nil
+}
+
+// removeFinalizerAndDelete deletes obj (if present) after dropping finalizer from
+// it; found reports whether it was there.
+func removeFinalizerAndDelete(ctx context.Context, c client.Client, obj client.Object, finalizer string) (found bool, err error) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		return client.IgnoreNotFound(err)
+		return false, client.IgnoreNotFound(err)
 	}
 	if finalizer != "" && controllerutil.RemoveFinalizer(obj, finalizer) {
 		if err := c.Update(ctx, obj); err != nil {
-			return client.IgnoreNotFound(err)
+			return true, client.IgnoreNotFound(err)
 		}
 	}
-	return client.IgnoreNotFound(c.Delete(ctx, obj))
+	return true, client.IgnoreNotFound(c.Delete(ctx, obj))
 }
 
 func applyClusterRole(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) error {

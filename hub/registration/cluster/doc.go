@@ -7,7 +7,8 @@
 //
 // When spec.hubAcceptsClient is true the cluster gets its namespace, its
 // ClusterRole/ClusterRoleBinding and the registration and work RoleBindings (see
-// hub/registration/rbac). When it turns false the ClusterRole shrinks to read-only
-// and the RoleBindings go. Deleting the ManagedCluster removes its add-ons, then
+// hub/registration/rbac). Whenever it is false the ClusterRole (if any) is
+// read-only and the RoleBindings are gone: the deny is driven by spec alone and
+// re-applied on every reconcile, never by the status the agent itself may write. Deleting the ManagedCluster removes its add-ons, then
 // its works, then its RBAC and namespace, then the finalizer.
 package cluster

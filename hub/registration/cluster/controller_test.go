@@ -1,0 +1,175 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// These tests drive the Reconciler by hand against a real hub apiserver (no
+// manager, no webhook): each step happens exactly when the test says, so races
+// between the agent, the admin and the hub are played out deterministically.
+
+const (
+	timeout = 60 * time.Second
+	tick    = 100 * time.Millisecond
+)
+
+var (
+	hubConfig *rest.Config
+	admin     client.Client
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	env, err := testenv.New(testenv.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer env.Stop()
+	hubConfig = env.Hub.Config
+	admin, err = client.New(hubConfig, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := EnsureSharedRoles(context.Background(), admin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func reconcile(t *testing.T, name string) {
+	t.Helper()
+	r := &Reconciler{Client: admin}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Name: name}})
+	require.NoError(t, err)
+}
+
+func getCluster(t *testing.T, name string) *clusterv1.ManagedCluster {
+	t.Helper()
+	mc := &clusterv1.ManagedCluster{}
+	require.NoError(t, admin.Get(context.Background(), client.ObjectKey{Name: name}, mc))
+	return mc
+}
+
+// agentClient acts as the cluster's agent (its certificate's user and groups).
+func agentClient(t *testing.T, cluster string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(hubConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: rbac.AgentUserName(cluster, "agent1"),
+		Groups:   []string{rbac.ClusterGroupName(cluster), rbac.ManagedClustersGroup, "system:authenticated"},
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	return c
+}
+
+func createAccepted(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+	require.NoError(t, admin.Create(ctx, mc))
+	t.Cleanup(func() {
+		mc := &clusterv1.ManagedCluster{}
+		if admin.Get(ctx, client.ObjectKey{Name: name}, mc) == nil {
+			mc.Finalizers = nil
+			_ = admin.Update(ctx, mc)
+			_ = admin.Delete(ctx, mc)
+		}
+	})
+}
+
+// TestDenyAfterAgentDroppedItsCondition: an accepted agent deletes the
+// HubAcceptedManagedCluster condition from its status (which it may write), then
+// the admin denies it: the hub still takes its access away, because the deny is
+// driven by spec.hubAcceptsClient alone.
+func TestDenyAfterAgentDroppedItsCondition(t *testing.T) {
+	ctx := context.Background()
+	const name = "dodger"
+	createAccepted(t, name)
+	reconcile(t, name)
+	require.True(t, meta.IsStatusConditionTrue(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
+
+	agent := agentClient(t, name)
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "managed-cluster-lease", Namespace: name}}
+	require.Eventually(t, func() bool { return agent.Create(ctx, lease) == nil }, timeout, tick, "an accepted agent may create its lease")
+
+	// The agent strips the condition with its own credential.
+	require.Eventually(t, func() bool {
+		mc := getCluster(t, name)
+		meta.RemoveStatusCondition(&mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
+		return agent.Status().Update(ctx, mc) == nil
+	}, timeout, tick)
+	require.Nil(t, meta.FindStatusCondition(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
+
+	// The admin denies it.
+	mc := getCluster(t, name)
+	mc.Spec.HubAcceptsClient = false
+	require.NoError(t, admin.Update(ctx, mc))
+	reconcile(t, name)
+
+	cond := meta.FindStatusCondition(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionFalse, cond.Status)
+	assert.Equal(t, ReasonDenied, cond.Reason)
+	for _, rb := range []string{rbac.RegistrationRoleBindingName(name), rbac.WorkRoleBindingName(name)} {
+		err := admin.Get(ctx, client.ObjectKey{Namespace: name, Name: rb}, &rbacv1.RoleBinding{})
+		assert.True(t, apierrors.IsNotFound(err), "RoleBinding %s removed: %v", rb, err)
+	}
+	role := &rbacv1.ClusterRole{}
+	require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, role))
+	assert.Equal(t, rbac.DeniedClusterRules(name), role.Rules, "ClusterRole is read-only")
+	require.Eventually(t, func() bool {
+		err := agent.Get(ctx, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{})
+		return apierrors.IsForbidden(err)
+	}, timeout, tick, "the agent's access to its namespace ends")
+
+	// Denying again changes nothing and fails nothing.
+	before := getCluster(t, name)
+	reconcile(t, name)
+	assert.Equal(t, before.ResourceVersion, getCluster(t, name).ResourceVersion)
+}
+
+// TestNeverAcceptedGetsNothing: a cluster that was never accepted gets no RBAC
+// and no HubAccepted condition from the (now unconditional) deny path.
+func TestNeverAcceptedGetsNothing(t *testing.T) {
+	ctx := context.Background()
+	const name = "pending"
+	require.NoError(t, admin.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+	t.Cleanup(func() {
+		mc := &clusterv1.ManagedCluster{}
+		if admin.Get(ctx, client.ObjectKey{Name: name}, mc) == nil {
+			mc.Finalizers = nil
+			_ = admin.Update(ctx, mc)
+			_ = admin.Delete(ctx, mc)
+		}
+	})
+	reconcile(t, name)
+	reconcile(t, name)
+	assert.Nil(t, meta.FindStatusCondition(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
+	err := admin.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
+	assert.True(t, apierrors.IsNotFound(err), "no ClusterRole: %v", err)
+}

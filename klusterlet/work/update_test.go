@@ -102,7 +102,17 @@ func TestDeploymentIsNotRewritten(t *testing.T) {
 			},
 		},
 	}
-	newWork(t, "cluster1", "churn", namespace("churn"), deploy).create(t)
+	// A Job's selector and template labels are set by the apiserver and
+	// immutable: even a dry-run update of the manifest is refused, and the Job
+	// must still count as applied, without writes.
+	job := map[string]interface{}{
+		"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": map[string]interface{}{"name": "once", "namespace": "churn"},
+		"spec": map[string]interface{}{"template": map[string]interface{}{"spec": map[string]interface{}{
+			"restartPolicy": "Never",
+			"containers":    []interface{}{map[string]interface{}{"name": "c", "image": "registry.k8s.io/pause:3.9"}}}}},
+	}
+	newWork(t, "cluster1", "churn", namespace("churn"), deploy, job).create(t)
 	waitApplied(t, "cluster1", "churn")
 	deployments := spoke1.AppsV1().Deployments("churn")
 	// The controller-manager has done its part (revision annotation, status).
@@ -121,7 +131,12 @@ func TestDeploymentIsNotRewritten(t *testing.T) {
 		return false
 	}, wait, tick, "the deployment controller should finish")
 	path := "/apis/apps/v1/namespaces/churn/deployments/web"
+	others := []string{"/api/v1/namespaces/churn", "/apis/batch/v1/namespaces/churn/jobs/once"}
 	writes := agentWrites.count(path)
+	otherWrites := map[string]int{}
+	for _, p := range others {
+		otherWrites[p] = agentWrites.count(p)
+	}
 
 	require.Never(t, func() bool {
 		d, err := deployments.Get(ctx, "web", metav1.GetOptions{})
@@ -132,6 +147,13 @@ func TestDeploymentIsNotRewritten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, live.ResourceVersion, d.ResourceVersion)
 	assert.Equal(t, writes, agentWrites.count(path), "no writes to the Deployment")
+	for _, p := range others {
+		assert.Equal(t, otherWrites[p], agentWrites.count(p), "no writes to %s", p)
+	}
+	w := waitApplied(t, "cluster1", "churn")
+	for i := range w.Spec.Workload.Manifests {
+		assert.Equal(t, metav1.ConditionTrue, manifestCond(w, i, "Applied").Status, "manifest %d applied", i)
+	}
 
 	d.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "ADDED", Value: "on the spoke"}}
 	_, err = deployments.Update(ctx, d, metav1.UpdateOptions{})

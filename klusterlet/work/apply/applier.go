@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -23,31 +24,35 @@ type Applier struct {
 	Mapper *Mapper
 
 	mu sync.Mutex
-	// verified remembers, per object UID, the resourceVersion at which the
-	// object last matched its manifest (Update strategy), so an unchanged
-	// object costs one read per sync and no dry run.
-	verified map[types.UID]Verified
+	// verified remembers, per object (objectKey), the resourceVersion at
+	// which it last matched its manifest (Update strategy), so an object
+	// nobody touched costs one read per sync and no dry run.
+	verified map[string]Verified
 }
 
-func (a *Applier) lastVerified(uid types.UID) Verified {
+func objectKey(gr schema.GroupResource, namespace, name string) string {
+	return gr.String() + "/" + namespace + "/" + name
+}
+
+func (a *Applier) lastVerified(t Target) Verified {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.verified[uid]
+	return a.verified[objectKey(t.GVR.GroupResource(), t.Namespace, t.Name)]
 }
 
-func (a *Applier) remember(obj *unstructured.Unstructured, hash string) {
+func (a *Applier) remember(t Target, obj *unstructured.Unstructured, hash string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.verified == nil {
-		a.verified = map[types.UID]Verified{}
+		a.verified = map[string]Verified{}
 	}
-	a.verified[obj.GetUID()] = Verified{ResourceVersion: obj.GetResourceVersion(), Hash: hash}
+	a.verified[objectKey(t.GVR.GroupResource(), t.Namespace, t.Name)] = Verified{ResourceVersion: obj.GetResourceVersion(), Hash: hash}
 }
 
-func (a *Applier) forget(uid types.UID) {
+func (a *Applier) forget(gr schema.GroupResource, namespace, name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.verified, uid)
+	delete(a.verified, objectKey(gr, namespace, name))
 }
 
 // Target is a manifest resolved against the managed cluster's API.
@@ -133,10 +138,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh, hash)
 	case workv1.UpdateStrategyTypeUpdate:
 		if fresh {
-			live, err := a.create(ctx, t, desired.DeepCopy(), owner, hash)
-			if err == nil {
-				a.remember(live, hash)
-			}
+			live, err := a.createRemembered(ctx, t, desired, owner, hash)
 			if !apierrors.IsAlreadyExists(err) {
 				return live, err
 			}
@@ -158,19 +160,26 @@ func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Un
 // update creates the object, or makes it match the manifest again: the
 // manifest changed (HashAnnotation differs), or the object drifted (a dry-run
 // update would change it). See UpdateBody for what is kept of the live object.
+// A conflict (someone wrote in between) starts over with a fresh read.
 func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
+	var out *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		out, err = a.updateOnce(ctx, t, desired, owner, hash)
+		return err
+	})
+	return out, err
+}
+
+func (a *Applier) updateOnce(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
 	live, err := a.Get(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	if live == nil {
-		created, err := a.create(ctx, t, desired, owner, hash)
-		if err == nil {
-			a.remember(created, hash)
-		}
-		return created, err
+		return a.createRemembered(ctx, t, desired, owner, hash)
 	}
-	step := UpdateStep(hash, live, hasOwner(live.GetOwnerReferences(), owner), a.lastVerified(live.GetUID()))
+	step := UpdateStep(hash, live, hasOwner(live.GetOwnerReferences(), owner), a.lastVerified(t))
 	if step == Keep {
 		return live, nil
 	}
@@ -179,21 +188,40 @@ func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Un
 		expected, err := a.resource(t).Update(ctx, body.DeepCopy(), metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 		switch {
 		case err == nil && !Drifted(expected, live):
-			a.remember(live, hash)
+			a.remember(t, live, hash)
 			return live, nil
-		case err != nil && !apierrors.IsConflict(err) && Covers(desired, live):
+		case refused(err) && Covers(desired, live):
 			// The apiserver refuses even an unchanged update (a field it set
 			// after creation is immutable, like a Job's selector): the object
 			// has what the manifest says, which is all that can be checked.
-			a.remember(live, hash)
+			a.remember(t, live, hash)
 			return live, nil
 		}
 	}
 	out, err := a.resource(t).Update(ctx, body, metav1.UpdateOptions{})
-	if err == nil {
-		a.remember(out, hash)
+	switch {
+	case apierrors.IsNotFound(err): // deleted since the read
+		return a.createRemembered(ctx, t, desired, owner, hash)
+	case err != nil:
+		return nil, err
 	}
-	return out, err
+	a.remember(t, out, hash)
+	return out, nil
+}
+
+func (a *Applier) createRemembered(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
+	created, err := a.create(ctx, t, desired.DeepCopy(), owner, hash)
+	if err != nil {
+		return nil, err
+	}
+	a.remember(t, created, hash)
+	return created, nil
+}
+
+// refused says the apiserver rejected a request for what it contains (invalid,
+// forbidden by admission or RBAC), not for a passing reason.
+func refused(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsMethodNotSupported(err)
 }
 
 // serverSideApply applies desired as its field manager. Fields the manager set
@@ -287,9 +315,7 @@ func (a *Applier) Delete(ctx context.Context, gvr schema.GroupVersionResource, n
 		}
 		return false, live.GetDeletionTimestamp() != nil, nil
 	}
-	if uid != "" {
-		a.forget(uid)
-	}
+	a.forget(gvr.GroupResource(), namespace, name)
 	gone, deleting, err := absent()
 	if gone || err != nil {
 		return gone, err

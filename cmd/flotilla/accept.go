@@ -19,9 +19,14 @@ func newAcceptCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "accept --clusters a,b",
 		Short: "Accept managed clusters: approve their bootstrap CSRs and set hubAcceptsClient",
-		Long: `Accept clusters that asked to join. For each cluster, approve its pending CSRs made by
-the bootstrap identity (refusing when more than one requester asks for the same name)
-and set spec.hubAcceptsClient=true. Accepting an accepted cluster says so and succeeds.`,
+		Long: `Accept clusters that asked to join. For each cluster, approve its pending CSR made by
+the bootstrap identity and set spec.hubAcceptsClient=true. Accepting an accepted cluster
+says so and succeeds.
+
+accept refuses, listing the CSRs with their requesters and key fingerprints, when more
+than one bootstrap CSR is pending for a cluster (anyone with a bootstrap token can copy
+an agent's name; delete the wrong CSRs first), and when a cluster that already joined
+asks again with its bootstrap identity, unless --force is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := registrationRESTConfig(kubeconfig, kctx)
@@ -40,6 +45,7 @@ and set spec.hubAcceptsClient=true. Accepting an accepted cluster says so and su
 	}
 	f := cmd.Flags()
 	f.StringVar(&clusters, "clusters", "", "comma-separated names of the clusters to accept (required)")
+	f.BoolVar(&o.Force, "force", false, "approve a new bootstrap CSR of a cluster that already joined (its agent lost its credential); check the CSR's requester and key first")
 	f.BoolVar(&o.Wait, "wait", false, "wait for each cluster's ManagedCluster and CSR to appear")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")

@@ -1,12 +1,17 @@
 // Package accept is `flotilla accept`: the hub admin's half of the double opt-in.
 // For each named cluster it sets spec.hubAcceptsClient=true on the ManagedCluster
 // and approves the cluster's pending CSRs, but only those made by the bootstrap
-// identity that pass the hub's CSR checks, and only when a single requester (user
-// and agent) asks for the cluster: two means someone else wants the name.
+// identity that pass the hub's CSR checks, and only when a single CSR asks for the
+// cluster: two mean someone else wants the name (see checkPending). A cluster that
+// already joined gets a new bootstrap CSR approved only with Force.
 package accept
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +45,11 @@ type Options struct {
 	Wait bool
 	// Timeout bounds the wait. Default 5m.
 	Timeout time.Duration
+	// Force approves a new bootstrap CSR of a cluster that already joined (its
+	// agent lost its credential and asks again). Without it accept refuses, since
+	// anyone with a bootstrap token can ask under a joined cluster's name. It never
+	// overrides the refusal of several pending CSRs. Default false.
+	Force bool
 	// Progress receives one line per step. Default: discarded.
 	Progress io.Writer
 }
@@ -83,7 +93,7 @@ func Accept(ctx context.Context, opts Options) error {
 
 func acceptOne(ctx context.Context, c client.Client, name string, opts Options) error {
 	cluster := &clusterv1.ManagedCluster{}
-	var pending []*certificatesv1.CertificateSigningRequest
+	var pending, allCSRs []*certificatesv1.CertificateSigningRequest
 	find := func(ctx context.Context) (bool, error) {
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 			if apierrors.IsNotFound(err) {
@@ -92,7 +102,7 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 			return false, err
 		}
 		var err error
-		pending, err = pendingCSRs(ctx, c, name)
+		pending, allCSRs, err = pendingCSRs(ctx, c, name)
 		if err != nil {
 			return false, err
 		}
@@ -112,20 +122,8 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 	if cluster.Name == "" {
 		return fmt.Errorf("ManagedCluster %s not found on the hub: has its agent run `flotilla join` yet? (use --wait to wait for it)", name)
 	}
-	requesters := map[string]bool{}
-	for _, r := range pending {
-		// Every cluster shares the bootstrap ServiceAccount, so the agent's
-		// subject tells requesters apart too.
-		requesters[r.Spec.Username+" as "+csr.Validate(r).Agent] = true
-	}
-	if len(requesters) > 1 {
-		names := make([]string, 0, len(requesters))
-		for u := range requesters {
-			names = append(names, u)
-		}
-		sort.Strings(names)
-		return fmt.Errorf("pending CSRs come from %d requesters (%s): refusing to guess which is the real cluster; delete the wrong CSRs (kubectl get csr -l %s=%s)",
-			len(names), strings.Join(names, ", "), rbac.ClusterNameLabel, name)
+	if err := checkPending(cluster, pending, joinedBefore(cluster, pending, allCSRs), opts.Force); err != nil {
+		return err
 	}
 	if cluster.Spec.HubAcceptsClient {
 		fmt.Fprintf(opts.Progress, "cluster %s is already accepted\n", name)
@@ -157,24 +155,94 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 }
 
 // pendingCSRs are the cluster's undecided CSRs from bootstrap identities that pass
-// the hub's checks. A CSR that fails a check is reported and never approved.
-func pendingCSRs(ctx context.Context, c client.Client, cluster string) ([]*certificatesv1.CertificateSigningRequest, error) {
+// the hub's checks (a CSR that fails a check is never approved); all are every
+// CSR labelled for the cluster.
+func pendingCSRs(ctx context.Context, c client.Client, cluster string) (pending, all []*certificatesv1.CertificateSigningRequest, err error) {
 	list := &certificatesv1.CertificateSigningRequestList{}
 	if err := c.List(ctx, list, client.MatchingLabels{rbac.ClusterNameLabel: cluster}); err != nil {
-		return nil, fmt.Errorf("list CSRs: %w", err)
+		return nil, nil, fmt.Errorf("list CSRs: %w", err)
 	}
-	var out []*certificatesv1.CertificateSigningRequest
 	for i := range list.Items {
 		r := &list.Items[i]
+		all = append(all, r)
 		if csr.Decided(r) || !IsBootstrapRequester(r.Spec.Username, r.Spec.Groups) {
 			continue
 		}
 		if v := csr.Validate(r); v.Decision != "" {
 			continue
 		}
-		out = append(out, r)
+		pending = append(pending, r)
 	}
-	return out, nil
+	return pending, all, nil
+}
+
+// checkPending refuses to approve when the pending bootstrap CSRs could come from
+// someone other than the cluster's agent. Every cluster shares the bootstrap
+// identity and anyone holding a token can read a pending CSR's subject, so an
+// impostor can copy the real agent's name exactly: only the key tells them apart,
+// and an agent keeps one pending CSR (it reuses it across restarts). So:
+//   - more than one pending bootstrap CSR: refuse, listing them;
+//   - a cluster that already joined asks with its bootstrap identity again only
+//     after losing its credential: approve that only when the admin says so (force).
+func checkPending(cluster *clusterv1.ManagedCluster, pending []*certificatesv1.CertificateSigningRequest, joined, force bool) error {
+	name := cluster.Name
+	if len(pending) > 1 {
+		keys := map[string]bool{}
+		for _, r := range pending {
+			keys[keyFingerprint(r)] = true
+		}
+		return fmt.Errorf("%d pending bootstrap CSRs (%d distinct keys) ask for cluster %s: %s; refusing to guess which is the real agent: delete the wrong ones (kubectl delete csr NAME) and run accept again",
+			len(pending), len(keys), name, describe(pending))
+	}
+	if len(pending) == 1 && joined && !force {
+		return fmt.Errorf("cluster %s has already joined, yet a new bootstrap CSR asks for it: %s; an agent asks again only after losing its credential, and anyone with a bootstrap token can copy its name: check the requester and key with the cluster's owner, then run accept again with --force (or delete the CSR)",
+			name, describe(pending))
+	}
+	return nil
+}
+
+// describe lists CSRs as "name (requester, agent, key sha256:...)".
+func describe(rs []*certificatesv1.CertificateSigningRequest) string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s (requester %s, agent %s, key %s)", r.Name, r.Spec.Username, csr.Validate(r).Agent, keyFingerprint(r)))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// keyFingerprint is sha256 of the request's SubjectPublicKeyInfo (first 16 hex digits).
+func keyFingerprint(r *certificatesv1.CertificateSigningRequest) string {
+	block, _ := pem.Decode(r.Spec.Request)
+	if block == nil {
+		return "unreadable"
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return "unreadable"
+	}
+	der, err := x509.MarshalPKIXPublicKey(req.PublicKey)
+	if err != nil {
+		return "unreadable"
+	}
+	sum := sha256.Sum256(der)
+	return "sha256:" + hex.EncodeToString(sum[:8])
+}
+
+// joinedBefore: the cluster has reported Joined (any status), or a CSR of it was
+// approved since this ManagedCluster was created.
+func joinedBefore(cluster *clusterv1.ManagedCluster, pending, all []*certificatesv1.CertificateSigningRequest) bool {
+	if meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionJoined) != nil {
+		return true
+	}
+	for _, r := range all {
+		for _, c := range r.Status.Conditions {
+			if c.Type == certificatesv1.CertificateApproved && !c.LastUpdateTime.Before(&cluster.CreationTimestamp) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func hasJoined(cluster *clusterv1.ManagedCluster) bool {

@@ -9,11 +9,13 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,6 +115,60 @@ func TestAcceptRefusesTwoRequesters(t *testing.T) {
 	err = accept.Accept(context.Background(), accept.Options{Config: env.Hub.Config, Clusters: []string{"no-such-cluster"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not found on the hub")
+}
+
+// TestAcceptRefusesImpostorWithSameName: a token holder reads the real agent's
+// CSR subject and asks with the very same cluster and agent name but its own key.
+// accept approves neither; and once the cluster has joined, a lone new bootstrap
+// CSR under its name is approved only with Force.
+func TestAcceptRefusesImpostorWithSameName(t *testing.T) {
+	ctx := context.Background()
+	boot := kube(bootstrapConfig(t))
+	newAgent(t, env.Clusters[0], "lookalike", "agent-lookalike").start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "lookalike")) == 1 }, timeout, tick)
+	real := clusterCSRs(t, "lookalike")[0]
+	agentName := csrAgent(t, &real)
+	impostor := createCSR(t, boot, "lookalike", "lookalike", agentName, nil)
+
+	err := accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"lookalike"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refusing")
+	assert.Contains(t, err.Error(), real.Name)
+	assert.Contains(t, err.Error(), impostor)
+	assert.Contains(t, err.Error(), "2 distinct keys")
+	err = accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"lookalike"}, Force: true})
+	require.Error(t, err, "force does not pick between two CSRs")
+	for _, csr := range clusterCSRs(t, "lookalike") {
+		assert.False(t, approved(&csr), csr.Name)
+	}
+	assert.False(t, hubCluster(t, "lookalike").Spec.HubAcceptsClient)
+
+	// The admin removes the impostor's CSR; the real agent is accepted.
+	require.NoError(t, kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Delete(ctx, impostor, metav1.DeleteOptions{}))
+	acceptClusters(t, "lookalike")
+	waitCondition(t, "lookalike", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+
+	// Once joined, an impostor's lone CSR under the same name is not approved.
+	impostor = createCSR(t, boot, "lookalike", "lookalike", agentName, nil)
+	err = accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"lookalike"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already joined")
+	assert.Contains(t, err.Error(), impostor)
+	assert.Contains(t, err.Error(), "--force")
+	got, err := boot.CertificatesV1().CertificateSigningRequests().Get(ctx, impostor, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, approved(got))
+}
+
+// csrAgent is the agent name in a CSR's subject CN.
+func csrAgent(t *testing.T, r *certificatesv1.CertificateSigningRequest) string {
+	t.Helper()
+	block, _ := pem.Decode(r.Spec.Request)
+	require.NotNil(t, block)
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	require.NoError(t, err)
+	parts := strings.Split(req.Subject.CommonName, ":")
+	return parts[len(parts)-1]
 }
 
 func writeFile(t *testing.T, data []byte) string {

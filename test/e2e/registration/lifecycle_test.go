@@ -23,6 +23,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -181,7 +182,10 @@ func TestFallbackToBootstrap(t *testing.T) {
 
 	a.start()
 	require.Eventually(t, func() bool { return len(clusterCSRs(t, "fallback")) == 2 }, timeout, tick, "a new bootstrap CSR")
-	acceptClusters(t, "fallback")
+	err = accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"fallback"}})
+	require.Error(t, err, "a joined cluster asking again needs --force")
+	assert.Contains(t, err.Error(), "--force")
+	require.NoError(t, accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"fallback"}, Force: true}))
 	require.Eventually(t, func() bool {
 		sec, err := secrets.Get(ctx, registration.HubKubeconfigSecret, metav1.GetOptions{})
 		return err == nil && !bytes.Equal(sec.Data["tls.crt"], certPEM) && len(sec.Data["tls.crt"]) > 0

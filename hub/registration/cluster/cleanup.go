@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -29,7 +30,16 @@ func (r *Reconciler) cleanup(ctx context.Context, cluster *clusterv1.ManagedClus
 	if !controllerutil.ContainsFinalizer(cluster, clusterv1.ManagedClusterFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	remaining, err := r.deleteContent(ctx, cluster)
+	ours, err := r.ownsNamespace(ctx, cluster.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	remaining := ""
+	if ours {
+		// Works and add-ons of a namespace the hub did not make for this
+		// cluster are not this cluster's: leave them alone.
+		remaining, err = r.deleteContent(ctx, cluster)
+	}
 	if err != nil || remaining != "" {
 		cond := metav1.Condition{Type: clusterv1.ManagedClusterConditionDeleting, Status: metav1.ConditionFalse,
 			Reason: clusterv1.ConditionDeletingReasonResourceRemaining, Message: "Waiting for " + remaining + " to be deleted"}
@@ -53,6 +63,16 @@ func (r *Reconciler) cleanup(ctx context.Context, cluster *clusterv1.ManagedClus
 	}
 	controllerutil.RemoveFinalizer(cluster, clusterv1.ManagedClusterFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Update(ctx, cluster))
+}
+
+// ownsNamespace reports whether the cluster's namespace is absent or was made by
+// the hub for this cluster (labelled with its name).
+func (r *Reconciler) ownsNamespace(ctx context.Context, name string) (bool, error) {
+	ns := &corev1.Namespace{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	return ns.Labels[rbac.ClusterNameLabel] == name, nil
 }
 
 // deleteContent deletes the cluster's add-ons, then its works. It returns a

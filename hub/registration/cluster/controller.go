@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -94,9 +95,19 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	before := cluster.Status.DeepCopy()
 	var err error
+	var res ctrl.Result
 	if cluster.Spec.HubAcceptsClient {
 		err = r.accept(ctx, cluster.Name)
-		if err == nil {
+		var conflict *namespaceConflict
+		switch {
+		case errors.As(err, &conflict):
+			// Nothing is granted; say why, and look again now and then.
+			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+				Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionFalse, Reason: ReasonNamespaceConflict,
+				Message: "Not accepted: " + conflict.Error(),
+			})
+			err, res = nil, ctrl.Result{RequeueAfter: conflictRequeue}
+		case err == nil:
 			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
 				Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue, Reason: ReasonAccepted,
 				Message: "Accepted by the hub cluster admin",
@@ -119,22 +130,43 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("managed cluster %s: %w", cluster.Name, err)
 	}
 	if !equality.Semantic.DeepEqual(before, &cluster.Status) {
-		return ctrl.Result{}, r.Client.Status().Update(ctx, cluster)
+		return res, r.Client.Status().Update(ctx, cluster)
 	}
-	return ctrl.Result{}, nil
+	return res, nil
 }
+
+// namespaceConflict: the cluster's namespace exists and was not made by the hub
+// for this cluster. The hub never takes such a namespace over.
+type namespaceConflict struct{ name, owner string }
+
+func (e *namespaceConflict) Error() string {
+	if e.owner != "" {
+		return fmt.Sprintf("namespace %s belongs to managed cluster %s (label %s=%s); the hub will not grant this cluster access to it", e.name, e.owner, rbac.ClusterNameLabel, e.owner)
+	}
+	return fmt.Sprintf("namespace %s already exists and was not created by the hub for this cluster (no %s=%s label); the hub will not grant a managed cluster access to it: rename the cluster, or delete or label the namespace", e.name, rbac.ClusterNameLabel, e.name)
+}
+
+// ReasonNamespaceConflict is the HubAccepted=False reason when the cluster's
+// namespace exists but is not the hub's for this cluster.
+const ReasonNamespaceConflict = "ClusterNamespaceConflict"
+
+// conflictRequeue is how often a cluster blocked by a foreign namespace is re-checked.
+const conflictRequeue = time.Minute
 
 // accept creates the cluster namespace and RBAC.
 func (r *Reconciler) accept(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := controllerutil.CreateOrPatch(ctx, r.Client, ns, func() error {
-		if ns.Labels == nil {
-			ns.Labels = map[string]string{}
+	ns := &corev1.Namespace{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: rbac.ClusterLabels(name)}}
+		if err := r.Client.Create(ctx, ns); err != nil {
+			return fmt.Errorf("namespace: %w", err)
 		}
-		ns.Labels[rbac.ClusterNameLabel] = name
-		return nil
-	}); err != nil {
+	case err != nil:
 		return fmt.Errorf("namespace: %w", err)
+	case ns.Labels[rbac.ClusterNameLabel] != name:
+		return &namespaceConflict{name: name, owner: ns.Labels[rbac.ClusterNameLabel]}
 	}
 	if !ns.DeletionTimestamp.IsZero() {
 		return fmt.Errorf("namespace %s is still being deleted; retrying", name)

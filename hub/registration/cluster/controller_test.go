@@ -10,12 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -172,4 +174,49 @@ func TestNeverAcceptedGetsNothing(t *testing.T) {
 	assert.Nil(t, meta.FindStatusCondition(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
 	err := admin.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
 	assert.True(t, apierrors.IsNotFound(err), "no ClusterRole: %v", err)
+}
+
+// TestRefusesForeignNamespace: a cluster named like a namespace the hub did not
+// make for it is not accepted (HubAccepted=False saying why); the namespace gets
+// no label, no RoleBinding, and survives the cluster's deletion with its content.
+func TestRefusesForeignNamespace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, owner, want string }{
+		{"team-a", "", "was not created by the hub for this cluster"},
+		{"team-b", "some-other-cluster", "belongs to managed cluster some-other-cluster"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.name}}
+			if tc.owner != "" {
+				ns.Labels = rbac.ClusterLabels(tc.owner)
+			}
+			require.NoError(t, admin.Create(ctx, ns))
+			work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: tc.name}}
+			require.NoError(t, admin.Create(ctx, work))
+			createAccepted(t, tc.name)
+			reconcile(t, tc.name)
+
+			cond := meta.FindStatusCondition(getCluster(t, tc.name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
+			require.NotNil(t, cond)
+			assert.Equal(t, metav1.ConditionFalse, cond.Status)
+			assert.Equal(t, ReasonNamespaceConflict, cond.Reason)
+			assert.Contains(t, cond.Message, tc.want)
+			got := &corev1.Namespace{}
+			require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: tc.name}, got))
+			assert.Equal(t, tc.owner, got.Labels[rbac.ClusterNameLabel], "namespace label untouched")
+			for _, rb := range []string{rbac.RegistrationRoleBindingName(tc.name), rbac.WorkRoleBindingName(tc.name)} {
+				err := admin.Get(ctx, client.ObjectKey{Namespace: tc.name, Name: rb}, &rbacv1.RoleBinding{})
+				assert.True(t, apierrors.IsNotFound(err), "no RoleBinding %s: %v", rb, err)
+			}
+
+			// Deleting the cluster leaves the namespace and its work alone.
+			require.NoError(t, admin.Delete(ctx, getCluster(t, tc.name)))
+			reconcile(t, tc.name)
+			err := admin.Get(ctx, client.ObjectKey{Name: tc.name}, &clusterv1.ManagedCluster{})
+			require.True(t, apierrors.IsNotFound(err), "the cluster is gone: %v", err)
+			require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: tc.name}, got))
+			assert.True(t, got.DeletionTimestamp.IsZero(), "namespace not deleted")
+			require.NoError(t, admin.Get(ctx, client.ObjectKeyFromObject(work), &workv1.ManifestWork{}), "work kept")
+		})
+	}
 }

@@ -99,6 +99,9 @@ func Validate(csr *certificatesv1.CertificateSigningRequest) Verdict {
 	if errs := validation.IsDNS1123Label(cluster); cluster == "" || len(errs) > 0 {
 		return reject(v, CheckLabel, "label %s=%q is not a valid cluster name", rbac.ClusterNameLabel, cluster)
 	}
+	if why := rbac.ReservedName(cluster); why != "" {
+		return reject(v, CheckLabel, "label %s=%q names a reserved cluster name: %s", rbac.ClusterNameLabel, cluster, why)
+	}
 	block, rest := pem.Decode(csr.Spec.Request)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" || len(strings.TrimSpace(string(rest))) > 0 {
 		return reject(v, CheckRequest, "spec.request is not exactly one PEM CERTIFICATE REQUEST block")

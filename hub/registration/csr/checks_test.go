@@ -102,6 +102,8 @@ func TestEvaluate(t *testing.T) {
 		{"wrong signer", newCSR(t, c1, "a1").signer("kubernetes.io/kubelet-serving").renewal().Obj(), mayRenew, Reject, CheckSigner},
 		{"label not a DNS label", newCSR(t, c1, "a1").label("Cluster_1").Obj(), mayRenew, Reject, CheckLabel},
 		{"empty label", newCSR(t, c1, "a1").label("").Obj(), mayRenew, Reject, CheckLabel},
+		{"reserved cluster name (the shared group)", newCSR(t, "managed-clusters", "a1").Obj(), mayRenew, Reject, CheckLabel},
+		{"reserved cluster name (a system namespace)", newCSR(t, "kube-system", "a1").Obj(), mayRenew, Reject, CheckLabel},
 		{"garbage request", newCSR(t, c1, "a1").rawRequest([]byte("hello")).Obj(), mayRenew, Reject, CheckRequest},
 		{"certificate instead of request", newCSR(t, c1, "a1").rawRequest(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}})).Obj(), mayRenew, Reject, CheckRequest},
 		{"forged: label cluster1, subject cluster2", newCSR(t, c2, "a1").label(c1).renewal().Obj(), mayRenew, Reject, CheckOrganization},

@@ -1,6 +1,9 @@
 package rbac
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // OCM identity names. The hub, the agent and the CLI all derive names from these.
 const (
@@ -63,4 +66,25 @@ const (
 // BootstrapServiceAccountUser is the user name of the bootstrap ServiceAccount.
 func BootstrapServiceAccountUser() string {
 	return "system:serviceaccount:" + BootstrapNamespace + ":" + BootstrapServiceAccount
+}
+
+// ReservedName says why name may not be a managed cluster's name ("" when it
+// may). A cluster's name becomes a hub namespace (the agent may write leases and
+// events there) and the group system:open-cluster-management:<name> in its
+// certificate, so names of the hub's own namespaces and of the group shared by
+// every agent are refused.
+func ReservedName(name string) string {
+	switch {
+	case name == "default":
+		return "it is the hub's default namespace"
+	case name == "managed-clusters":
+		return "its group " + ClusterGroupName(name) + " is the group every managed cluster's agent belongs to"
+	case strings.HasPrefix(name, "kube-"):
+		return "kube-* namespaces belong to Kubernetes itself"
+	case strings.HasPrefix(name, "open-cluster-management"):
+		return "open-cluster-management* namespaces belong to the hub and its agents"
+	case strings.HasPrefix(name, "flotilla"):
+		return "flotilla* namespaces belong to the Flotilla hub"
+	}
+	return ""
 }

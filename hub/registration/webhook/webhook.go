@@ -72,6 +72,9 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if errs := validation.IsDNS1123Label(cluster.Name); len(errs) > 0 {
 			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is not a DNS label (%s): it names the cluster's namespace on the hub", cluster.Name, strings.Join(errs, "; ")))
 		}
+		if why := rbac.ReservedName(cluster.Name); why != "" {
+			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is reserved: %s (the name becomes a hub namespace and a group in the agent's certificate)", cluster.Name, why))
+		}
 	}
 	if req.Operation == admissionv1.Update && slices.Contains(req.UserInfo.Groups, rbac.ManagedClustersGroup) {
 		if field := agentChange(old, cluster); field != "" {

@@ -245,3 +245,14 @@ func TestAgentRefusesNameOfAnotherCluster(t *testing.T) {
 	intruder.start()
 	require.Never(t, func() bool { return len(clusterCSRs(t, "owned")) > 1 }, 3*time.Second, tick, "no CSR for a name owned by another cluster")
 }
+
+// TestReservedNamesRefused: names of hub namespaces and of the group every agent
+// shares cannot become ManagedClusters, not even for the hub admin.
+func TestReservedNamesRefused(t *testing.T) {
+	for _, name := range []string{"kube-system", "default", "managed-clusters", "open-cluster-management", "open-cluster-management-hub", "flotilla-system"} {
+		_, err := clusters(env.Hub.Config).ClusterV1().ManagedClusters().Create(context.Background(),
+			&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), `ManagedCluster name "`+name+`" is reserved`)
+	}
+}

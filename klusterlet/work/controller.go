@@ -55,10 +55,10 @@ type reconciler struct {
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
-// record of this hub counts, whichever agent ID wrote it: a record of this
-// agent's earlier name is taken over when its work is reconciled.
+// record of this hub for this cluster counts, whichever agent ID wrote it: a
+// record of this agent's earlier name is taken over when its work is reconciled.
 func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManifestWork) []reconcile.Request {
-	if amw.Spec.HubHash != r.hubHash {
+	if !applied.OfThisHub(amw, r.hubHash, r.agentID, r.clusterName) {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.clusterName, Name: amw.Spec.ManifestWorkName}}}
@@ -141,10 +141,15 @@ func (r *reconciler) ensureApplied(ctx context.Context, workName string) (*workv
 	name := applied.Name(r.hubHash, workName)
 	amw := &workv1.AppliedManifestWork{}
 	err := r.spoke.Get(ctx, client.ObjectKey{Name: name}, amw)
-	if err == nil && amw.Spec.AgentID != r.agentID && amw.DeletionTimestamp == nil {
+	if err == nil && (amw.Spec.AgentID != r.agentID || amw.Labels[applied.ClusterLabel] != r.clusterName) && amw.DeletionTimestamp == nil {
 		// Recorded by an earlier agent of this cluster (registration may give
-		// the agent a new name): this agent takes the record over.
+		// the agent a new name), or by one that did not label its cluster:
+		// this agent takes the record over.
 		amw.Spec.AgentID = r.agentID
+		if amw.Labels == nil {
+			amw.Labels = map[string]string{}
+		}
+		amw.Labels[applied.ClusterLabel] = r.clusterName
 		if err := r.spoke.Update(ctx, amw); err != nil {
 			return nil, err
 		}
@@ -172,8 +177,9 @@ func (r *reconciler) ensureApplied(ctx context.Context, workName string) (*workv
 		return nil, err
 	}
 	amw = &workv1.AppliedManifestWork{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{workv1.AppliedManifestWorkFinalizer}},
-		Spec:       workv1.AppliedManifestWorkSpec{HubHash: r.hubHash, AgentID: r.agentID, ManifestWorkName: workName},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{workv1.AppliedManifestWorkFinalizer},
+			Labels: map[string]string{applied.ClusterLabel: r.clusterName}},
+		Spec: workv1.AppliedManifestWorkSpec{HubHash: r.hubHash, AgentID: r.agentID, ManifestWorkName: workName},
 	}
 	err = r.spoke.Create(ctx, amw)
 	if apierrors.IsAlreadyExists(err) {

@@ -12,7 +12,8 @@
 //     Available (see package status for the reasons).
 //   - AppliedManifestWork (managed cluster, cluster-scoped, named
 //     <hubHash>-<workName>): created per ManifestWork with the finalizer
-//     cluster.open-cluster-management.io/applied-manifest-work-cleanup; its
+//     cluster.open-cluster-management.io/applied-manifest-work-cleanup and the
+//     label work.flotilla.dev/cluster (the cluster's name); its
 //     status.appliedResources records every applied resource with its UID.
 //   - The applied resources: each carries an owner reference to its
 //     AppliedManifestWork and the annotations work.flotilla.dev/manifest-hash

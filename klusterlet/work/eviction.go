@@ -10,6 +10,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 )
 
@@ -57,7 +58,7 @@ func (e *evictor) sweep(ctx context.Context) {
 	}
 	for i := range list.Items {
 		amw := &list.Items[i]
-		ours := amw.Spec.HubHash == e.hubHash || amw.Spec.AgentID == e.agentID
+		ours := applied.OfThisHub(amw, e.hubHash, e.agentID, e.clusterName) || amw.Spec.AgentID == e.agentID
 		if !ours || amw.DeletionTimestamp != nil {
 			continue
 		}

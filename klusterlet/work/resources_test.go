@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/klusterlet/work/applied"
 )
 
 func widgetCRD() map[string]interface{} {
@@ -204,14 +206,22 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 	renamedCM, err := spoke1.CoreV1().ConfigMaps("evict").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "renamed-leftover"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	renamed := &workv1.AppliedManifestWork{
-		ObjectMeta: metav1.ObjectMeta{Name: hubHash + "-renamed-gone", Finalizers: []string{workv1.AppliedManifestWorkFinalizer}},
-		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster1-before-rename", ManifestWorkName: "renamed-gone"},
+		ObjectMeta: metav1.ObjectMeta{Name: hubHash + "-renamed-gone", Finalizers: []string{workv1.AppliedManifestWorkFinalizer},
+			Labels: map[string]string{applied.ClusterLabel: "cluster1"}},
+		Spec: workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster1-before-rename", ManifestWorkName: "renamed-gone"},
 	}
 	require.NoError(t, spoke1c.Create(ctx, renamed))
 	renamed.Status.AppliedResources = []workv1.AppliedManifestResourceMeta{{
 		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "evict", Name: "renamed-leftover"},
 		Version:            "v1", UID: string(renamedCM.UID)}}
 	require.NoError(t, spoke1c.Status().Update(ctx, renamed))
+	// A record of this hub that another cluster's agent wrote (simulated
+	// clusters sharing one apiserver) is that agent's.
+	otherCluster := &workv1.AppliedManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Name: hubHash + "-other-cluster", Labels: map[string]string{applied.ClusterLabel: "cluster2"}},
+		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster2", ManifestWorkName: "other-cluster"},
+	}
+	require.NoError(t, spoke1c.Create(ctx, otherCluster))
 	// Another agent's record for another hub is none of this agent's business.
 	foreign := &workv1.AppliedManifestWork{
 		ObjectMeta: metav1.ObjectMeta{Name: "0therhub-foreign"},
@@ -242,6 +252,11 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 	a := &workv1.AppliedManifestWork{}
 	require.NoError(t, spoke1c.Get(ctx, client.ObjectKey{Name: "0therhub-foreign"}, a))
 	assert.Nil(t, a.Status.EvictionStartTime)
+	require.NoError(t, spoke1c.Delete(ctx, a))
+	a = &workv1.AppliedManifestWork{}
+	require.NoError(t, spoke1c.Get(ctx, client.ObjectKey{Name: hubHash + "-other-cluster"}, a))
+	assert.Nil(t, a.Status.EvictionStartTime, "another cluster's record is left alone")
+	assert.Equal(t, "cluster2", a.Spec.AgentID)
 	require.NoError(t, spoke1c.Delete(ctx, a))
 }
 
@@ -294,4 +309,29 @@ func TestExecutorIsRefusedNotIgnored(t *testing.T) {
 	_, err := getCM(t, "default", "as-someone-else")
 	assert.True(t, apierrors.IsNotFound(err), "nothing applied with the agent's permissions")
 	deleteWork(t, "cluster1", "executor")
+}
+
+// TestRenamedAgentsRecordIsTakenOver: a record of a work that still exists,
+// written under the agent's earlier name, becomes this agent's; nothing is
+// evicted.
+func TestRenamedAgentsRecordIsTakenOver(t *testing.T) {
+	ctx := context.Background()
+	newWork(t, "cluster1", "renamed", namespace("renamed"), configMap("renamed", "c", map[string]interface{}{"k": "v"})).create(t)
+	waitApplied(t, "cluster1", "renamed")
+	amw, err := appliedWork(t, spoke1c, "renamed")
+	require.NoError(t, err)
+	amw.Spec.AgentID = "cluster1-before-rename"
+	delete(amw.Labels, applied.ClusterLabel)
+	require.NoError(t, spoke1c.Update(ctx, amw))
+	require.Eventually(t, func() bool {
+		a, err := appliedWork(t, spoke1c, "renamed")
+		return err == nil && a.Spec.AgentID == "cluster1" && a.Labels[applied.ClusterLabel] == "cluster1"
+	}, wait, tick, "the record should be taken over")
+	a, err := appliedWork(t, spoke1c, "renamed")
+	require.NoError(t, err)
+	assert.Nil(t, a.Status.EvictionStartTime)
+	cm, err := getCM(t, "renamed", "c")
+	require.NoError(t, err)
+	assert.Equal(t, "v", cm.Data["k"])
+	deleteWork(t, "cluster1", "renamed")
 }

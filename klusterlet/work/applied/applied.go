@@ -30,6 +30,28 @@ func WorkName(hubHash, appliedName string) (string, bool) {
 	return appliedName[len(prefix):], true
 }
 
+// ClusterLabel is set on every AppliedManifestWork the agent creates (or takes
+// over): the name of the managed cluster the record is for. Several agents of
+// one hub sharing a managed apiserver (simulated clusters) tell their records
+// apart by it.
+const ClusterLabel = "work.flotilla.dev/cluster"
+
+// OfThisHub reports whether an AppliedManifestWork of hub hubHash is the
+// business of the agent agentID of cluster clusterName: its own, or written
+// under another agent ID for the same cluster (the agent was renamed) or by an
+// agent that did not label its cluster (an older agent). A record labelled for
+// another cluster belongs to that cluster's agent.
+func OfThisHub(amw *workv1.AppliedManifestWork, hubHash, agentID, clusterName string) bool {
+	if amw.Spec.HubHash != hubHash {
+		return false
+	}
+	if amw.Spec.AgentID == agentID {
+		return true
+	}
+	c, labelled := amw.Labels[ClusterLabel]
+	return !labelled || c == clusterName
+}
+
 // Key identifies a resource regardless of version and UID.
 type Key struct{ Group, Resource, Namespace, Name string }
 

@@ -101,3 +101,27 @@ func TestOrphaned(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, Orphaned(tc.r, tc.opt)) })
 	}
 }
+
+func TestOfThisHub(t *testing.T) {
+	record := func(hub, agent string, labels map[string]string) *workv1.AppliedManifestWork {
+		return &workv1.AppliedManifestWork{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: workv1.AppliedManifestWorkSpec{HubHash: hub, AgentID: agent, ManifestWorkName: "w"}}
+	}
+	cases := []struct {
+		name string
+		amw  *workv1.AppliedManifestWork
+		want bool
+	}{
+		{"its own", record("h", "agent-2", map[string]string{ClusterLabel: "c1"}), true},
+		{"its own, unlabelled", record("h", "agent-2", nil), true},
+		{"an earlier name of this cluster's agent", record("h", "agent-1", map[string]string{ClusterLabel: "c1"}), true},
+		{"an older agent that did not label its cluster", record("h", "agent-1", nil), true},
+		{"another cluster's agent on the same apiserver", record("h", "agent-x", map[string]string{ClusterLabel: "c2"}), false},
+		{"another hub, even its own agent ID", record("other", "agent-2", nil), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, OfThisHub(tc.amw, "h", "agent-2", "c1"))
+		})
+	}
+}

@@ -8,10 +8,11 @@
 //   - All: every cluster at once.
 //   - Progressive: clusters one by one in decision order (mandatory decision groups
 //     first), at most maxConcurrency in flight (default: the largest decision group).
+//     A percentage rounds up (OCM's rule): "10%" of 5 clusters is 1 at a time.
 //     A cluster is in flight from the moment it gets the template until it succeeds
 //     and has soaked for minSuccessTime. A cluster that failed, or did not succeed
 //     within progressDeadline, counts as a failure; once failures exceed maxFailures
-//     (count or percent of all clusters) the rollout stops: nobody new gets the template.
+//     (count, or percent of all clusters rounded up) the rollout stops: nobody new gets the template.
 //   - ProgressivePerGroup: decision groups in order (mandatory first); the next group
 //     starts once every cluster of the current one has succeeded and soaked, or
 //     failed within maxFailures (count or percent of the group).
@@ -128,8 +129,11 @@ func parse(s clusterv1alpha1.RolloutStrategy) (config, error) {
 	return c, nil
 }
 
-// amount resolves a count-or-percent of total (percent rounds down for failures,
-// which is the conservative side).
+// amount resolves a count-or-percent of total. A percentage rounds up, as OCM's
+// rollout helper does (math.Ceil), so any percentage above 0% of a non-empty set
+// is at least 1: "10%" of 5 clusters is 1, "50%" of 5 is 3. An unset value is 0;
+// callers decide what 0 means (maxConcurrency falls back to its default,
+// maxFailures tolerates none).
 func amount(v intstr.IntOrString, total int, field string) (int, error) {
 	if v.Type == intstr.Int {
 		if v.IntVal < 0 {
@@ -145,7 +149,7 @@ func amount(v intstr.IntOrString, total int, field string) (int, error) {
 		if err != nil || n < 0 || n > 100 {
 			return 0, fmt.Errorf("rolloutStrategy %s %q is not a percentage from 0%% to 100%%", field, v.StrVal)
 		}
-		return int(math.Floor(float64(total) * float64(n) / 100)), nil
+		return int(math.Ceil(float64(total) * float64(n) / 100)), nil
 	}
 	n, err := strconv.Atoi(v.StrVal)
 	if err != nil || n < 0 {
@@ -233,8 +237,10 @@ func progressive(p *Plan, cfg config, ordered []Cluster, done, failed map[string
 			mandatoryDone = false
 		}
 	}
+	// Unset (or 0, or 0%, as in OCM) falls back to the largest decision group; any
+	// positive percentage is at least 1 (amount rounds up).
 	limit, _ := amount(cfg.maxConcurrency, len(ordered), "maxConcurrency")
-	if limit == 0 {
+	if limit <= 0 {
 		limit = largestGroup(ordered)
 	}
 	tolerated, _ := amount(cfg.maxFailures, len(ordered), "maxFailures")

@@ -41,6 +41,9 @@ func applied(p Plan) []string {
 
 func TestCompute(t *testing.T) {
 	fresh := []Cluster{c("a", 0, ToApply, 0), c("b", 0, ToApply, 0), c("c", 1, ToApply, 0), c("d", 1, ToApply, 0)}
+	// five clusters in one group: the default concurrency (largest group) is all five.
+	five := []Cluster{c("a", 0, ToApply, 0), c("b", 0, ToApply, 0), c("c", 0, ToApply, 0), c("d", 0, ToApply, 0), c("e", 0, ToApply, 0)}
+	twoFailed := []Cluster{c("a", 0, Failed, 0), c("b", 0, Failed, 0), c("c", 0, Succeeded, 0), c("d", 0, ToApply, 0), c("e", 0, ToApply, 0)}
 	tests := []struct {
 		name     string
 		strategy clusterv1alpha1.RolloutStrategy
@@ -69,6 +72,27 @@ func TestCompute(t *testing.T) {
 			[]string{"a", "b", "c"}, false, false, nil, 0},
 		{"Progressive percent concurrency", progressiveStrategy("50%", clusterv1alpha1.RolloutConfig{}), fresh,
 			[]string{"a", "b"}, false, false, nil, 0},
+		{"Progressive 10% of 5 is 1 at a time (rounds up, never unlimited)", progressiveStrategy("10%", clusterv1alpha1.RolloutConfig{}), five,
+			[]string{"a"}, false, false, nil, 0},
+		{"Progressive 1% of 5 is 1 at a time", progressiveStrategy("1%", clusterv1alpha1.RolloutConfig{}), five,
+			[]string{"a"}, false, false, nil, 0},
+		{"Progressive 50% of 5 is 3 at a time", progressiveStrategy("50%", clusterv1alpha1.RolloutConfig{}), five,
+			[]string{"a", "b", "c"}, false, false, nil, 0},
+		{"Progressive 100% of 5 is all", progressiveStrategy("100%", clusterv1alpha1.RolloutConfig{}), five,
+			[]string{"a", "b", "c", "d", "e"}, false, false, nil, 0},
+		{"Progressive 0% falls back to the largest group (as OCM)", progressiveStrategy("0%", clusterv1alpha1.RolloutConfig{}), fresh,
+			[]string{"a", "b"}, false, false, nil, 0},
+		{"Progressive maxFailures 10% of 5 tolerates 1", progressiveStrategy("1", clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromString("10%")}),
+			[]Cluster{c("a", 0, Failed, 0), c("b", 0, Succeeded, 0), c("c", 0, ToApply, 0), c("d", 0, ToApply, 0), c("e", 0, ToApply, 0)},
+			[]string{"a", "b", "c"}, false, false, nil, 0},
+		{"Progressive maxFailures 30% of 5 tolerates 2 (1.5 rounds up)", progressiveStrategy("1", clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromString("30%")}),
+			twoFailed, []string{"a", "b", "c", "d"}, false, false, nil, 0},
+		{"Progressive maxFailures 20% of 5 stops at 2 failures", progressiveStrategy("1", clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromString("20%")}),
+			twoFailed, []string{"a", "b", "c"}, false, true, nil, 0},
+		{"PerGroup maxFailures 10% of a group of 5 tolerates 1",
+			perGroupStrategy(clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromString("10%")}),
+			[]Cluster{c("a", 0, Failed, 0), c("b", 0, Succeeded, 0), c("c", 0, Succeeded, 0), c("d", 0, Succeeded, 0), c("e", 0, Succeeded, 0), c("f", 1, ToApply, 0)},
+			[]string{"a", "b", "c", "d", "e", "f"}, false, false, nil, 0},
 		{"Progressive default concurrency is the largest group", progressiveStrategy("", clusterv1alpha1.RolloutConfig{}), fresh,
 			[]string{"a", "b"}, false, false, nil, 0},
 		{"Progressive stops on a failure by default",

@@ -24,12 +24,14 @@ import (
 
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/registration"
+	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
 )
 
-// WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns.
-const WebhookConfigurationName = "flotilla-hub"
+// WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns
+// (`flotilla init` registers a fail-closed placeholder under the same name).
+const WebhookConfigurationName = regwebhook.ConfigurationName
 
 // Options configures the hub process. Every field documents its default.
 type Options struct {

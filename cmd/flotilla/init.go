@@ -15,6 +15,7 @@ import (
 
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
@@ -96,8 +97,8 @@ func waitForHub(ctx context.Context, cfg *rest.Config, timeout time.Duration, pr
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err = wait.PollUntilContextCancel(wctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
-		return err == nil, nil
+		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		return err == nil && !webhook.IsPlaceholder(vwc), nil
 	})
 	if err != nil {
 		return fmt.Errorf("no Flotilla hub registered its webhooks within %s: is `flotilla hub` running against this apiserver?", timeout)

@@ -23,6 +23,7 @@ import (
 
 	"flotilla.dev/flotilla/hub/registration/cluster"
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -83,6 +84,11 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Before any token exists: ManagedCluster writes fail closed until a hub
+	// registers its webhooks, so no cluster can be created already accepted.
+	if err := ensureWebhookGuard(ctx, c, opts.Progress); err != nil {
+		return nil, err
+	}
 	fmt.Fprintln(opts.Progress, "==> installing registration RBAC and the bootstrap identity")
 	if err := cluster.EnsureSharedRoles(ctx, c); err != nil {
 		return nil, err
@@ -101,6 +107,21 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	return Token(ctx, opts)
+}
+
+// ensureWebhookGuard registers the hub's fail-closed placeholder webhook
+// configuration unless one (a hub's, or an earlier placeholder) is there.
+func ensureWebhookGuard(ctx context.Context, c client.Client, progress io.Writer) error {
+	err := c.Create(ctx, webhook.Placeholder())
+	switch {
+	case err == nil:
+		fmt.Fprintf(progress, "==> registered ValidatingWebhookConfiguration %s: ManagedCluster writes are refused until `flotilla hub` serves\n", webhook.ConfigurationName)
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	default:
+		return fmt.Errorf("register the ManagedCluster webhook placeholder: %w", err)
+	}
 }
 
 // apply creates obj or overwrites its content (RBAC rules, subjects).

@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,42 @@ type Validator struct {
 	// Client creates SubjectAccessReviews.
 	Client  client.Client
 	Decoder admission.Decoder
+}
+
+// ConfigurationName is the ValidatingWebhookConfiguration the hub owns.
+const ConfigurationName = "flotilla-hub"
+
+// placeholderBase is where the placeholder configuration sends reviews: nothing
+// listens there, so with failurePolicy Fail every ManagedCluster create and
+// update is refused until a hub registers its real address. The address names
+// itself in the apiserver's error.
+const placeholderBase = "https://127.0.0.1:1/flotilla-hub-not-running-yet"
+
+// Placeholder is the configuration `flotilla init` registers before it creates
+// the bootstrap identity: it fails closed, so nobody can create an accepted
+// ManagedCluster (spec.hubAcceptsClient=true) before the first hub starts and
+// replaces it with its own.
+func Placeholder() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	hooks := Webhooks()
+	for i := range hooks {
+		url := placeholderBase + *hooks[i].ClientConfig.URL
+		hooks[i].ClientConfig.URL = &url
+	}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
+		Webhooks:   hooks,
+	}
+}
+
+// IsPlaceholder reports whether vwc is still init's placeholder (no hub has
+// registered itself yet).
+func IsPlaceholder(vwc *admissionregistrationv1.ValidatingWebhookConfiguration) bool {
+	for _, h := range vwc.Webhooks {
+		if h.ClientConfig.URL != nil && strings.HasPrefix(*h.ClientConfig.URL, placeholderBase) {
+			return true
+		}
+	}
+	return false
 }
 
 // Webhooks describes the webhook for registration with the hub apiserver;

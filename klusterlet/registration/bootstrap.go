@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,6 +157,7 @@ func (a *Agent) findOrCreateCSR(ctx context.Context, hub kubernetes.Interface, k
 	if err != nil {
 		return "", describeHubError("list CSRs", err)
 	}
+	requester := whoAmI(ctx, hub)
 	pending := 0
 	for i := range list.Items {
 		csr := &list.Items[i]
@@ -165,12 +167,14 @@ func (a *Agent) findOrCreateCSR(ctx context.Context, hub kubernetes.Interface, k
 		if requestMatchesKey(csr, key, a.subject()) {
 			return csr.Name, nil
 		}
-		if len(csr.Status.Certificate) == 0 {
+		// Only this agent's own pending CSRs count: CSRs others filed under the
+		// cluster's label must not stop it from asking.
+		if len(csr.Status.Certificate) == 0 && ownCSR(csr, a.subject(), requester) {
 			pending++
 		}
 	}
 	if pending >= MaxPendingCSRs {
-		return "", fmt.Errorf("%d CSRs of cluster %s are already pending on the hub; not creating another (approve or delete them)", pending, a.opts.ClusterName)
+		return "", fmt.Errorf("%d CSRs of this agent (%s) are already pending on the hub; not creating another (approve or delete them)", pending, a.subject().CommonName)
 	}
 	csr, err := BuildCSR(a.opts.ClusterName, a.agentName, key, a.opts.ClientCertExpirationSeconds)
 	if err != nil {
@@ -182,6 +186,15 @@ func (a *Agent) findOrCreateCSR(ctx context.Context, hub kubernetes.Interface, k
 	}
 	a.log.Info("created CSR", "csr", created.Name)
 	return created.Name, nil
+}
+
+// whoAmI is the user name the hub sees for this client ("" when the hub cannot say).
+func whoAmI(ctx context.Context, hub kubernetes.Interface) string {
+	r, err := hub.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil {
+		return ""
+	}
+	return r.Status.UserInfo.Username
 }
 
 func failed(csr *certificatesv1.CertificateSigningRequest) bool {

@@ -90,6 +90,20 @@ func requestMatchesKey(csr *certificatesv1.CertificateSigningRequest, keyPEM []b
 	return samePublicKey(req.PublicKey, &key.PublicKey) && req.Subject.CommonName == subject.CommonName
 }
 
+// ownCSR reports whether csr asks for subject's certificate and (when requester
+// is known) was made by requester: one of this agent's own CSRs.
+func ownCSR(csr *certificatesv1.CertificateSigningRequest, subject pkix.Name, requester string) bool {
+	if requester != "" && csr.Spec.Username != requester {
+		return false
+	}
+	block, _ := pem.Decode(csr.Spec.Request)
+	if block == nil {
+		return false
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	return err == nil && req.Subject.CommonName == subject.CommonName
+}
+
 func samePublicKey(a any, b *ecdsa.PublicKey) bool {
 	ka, ok := a.(*ecdsa.PublicKey)
 	return ok && ka.Equal(b)

@@ -81,3 +81,33 @@ func TestNextGone(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnCSR: only CSRs for the agent's own subject, by its own requester, count
+// toward its cap of pending CSRs.
+func TestOwnCSR(t *testing.T) {
+	key, err := newKey()
+	require.NoError(t, err)
+	mk := func(cluster, agent, user string) *certificatesv1.CertificateSigningRequest {
+		csr, err := BuildCSR(cluster, agent, key, 0)
+		require.NoError(t, err)
+		csr.Spec.Username = user
+		return csr
+	}
+	me := Subject("cluster2", "a2")
+	const boot = "system:serviceaccount:open-cluster-management:agent-registration-bootstrap"
+	tests := []struct {
+		name      string
+		csr       *certificatesv1.CertificateSigningRequest
+		requester string
+		want      bool
+	}{
+		{"its own", mk("cluster2", "a2", boot), boot, true},
+		{"its own, requester unknown", mk("cluster2", "a2", boot), "", true},
+		{"another agent's name", mk("cluster2", "junk", boot), boot, false},
+		{"another cluster's agent under its label", mk("cluster1", "a1", "system:open-cluster-management:cluster1:a1"), boot, false},
+		{"its subject, another requester", mk("cluster2", "a2", "system:open-cluster-management:cluster1:a1"), boot, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, ownCSR(tt.csr, me, tt.requester)) })
+	}
+}

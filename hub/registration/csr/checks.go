@@ -16,6 +16,10 @@ import (
 // ApprovedReason is the reason on the Approved condition, as upstream OCM writes it.
 const ApprovedReason = "AutoApprovedByHubCSRApprovingController"
 
+// DeniedReason is the reason on the Denied condition of a CSR that failed a check;
+// the message names the check.
+const DeniedReason = "FailedHubCSRCheck"
+
 // Decision is what to do with a CSR.
 type Decision string
 

@@ -6,6 +6,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -61,17 +62,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	v := Evaluate(csr, facts)
 	switch v.Decision {
 	case Reject:
-		logger.Info("CSR left unapproved", "csr", csr.Name, "check", v.Check, "reason", v.Message)
 		r.event(csr, corev1.EventTypeWarning, "CSRCheckFailed", "check "+v.Check+" failed: "+v.Message)
+		if v.Check == CheckSigner {
+			// Another signer's CSR: the hub may not decide it; leave it be.
+			logger.Info("CSR left unapproved", "csr", csr.Name, "check", v.Check, "reason", v.Message)
+			return ctrl.Result{}, nil
+		}
+		// Denied, not left pending: the requester learns why at once, and a
+		// pile of bad CSRs under a cluster's label cannot block that cluster.
+		if err := SetDenied(ctx, r.Client, csr, "check "+v.Check+" failed: "+v.Message); err != nil {
+			return ctrl.Result{}, err
+		}
+		logger.Info("CSR denied", "csr", csr.Name, "check", v.Check, "reason", v.Message)
 		return ctrl.Result{}, nil
 	case Wait:
 		logger.Info("CSR waits for an admin", "csr", csr.Name, "cluster", v.Cluster)
 		return ctrl.Result{}, nil
 	case Approve:
 		if !v.Renewal {
-			// An auto-approve user joins its cluster without a separate accept.
-			if err := r.acceptCluster(ctx, v.Cluster); err != nil {
+			// An auto-approve user joins its cluster without a separate accept,
+			// unless the admin turned that cluster away.
+			accepted, err := r.acceptCluster(ctx, v.Cluster)
+			if err != nil {
 				return ctrl.Result{}, err
+			}
+			if !accepted {
+				logger.Info("CSR of an auto-approve user waits: the hub admin denied its cluster", "csr", csr.Name, "cluster", v.Cluster)
+				return ctrl.Result{}, nil
 			}
 		}
 		if err := SetApproved(ctx, r.Client, csr, v.Message); err != nil {
@@ -87,6 +104,15 @@ func SetApproved(ctx context.Context, c client.Client, csr *certificatesv1.Certi
 	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 		Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue,
 		Reason: ApprovedReason, Message: message, LastUpdateTime: metav1.Now(),
+	})
+	return c.SubResource("approval").Update(ctx, csr)
+}
+
+// SetDenied sets the Denied condition on csr through the approval subresource.
+func SetDenied(ctx context.Context, c client.Client, csr *certificatesv1.CertificateSigningRequest, message string) error {
+	csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+		Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue,
+		Reason: DeniedReason, Message: message, LastUpdateTime: metav1.Now(),
 	})
 	return c.SubResource("approval").Update(ctx, csr)
 }
@@ -111,16 +137,22 @@ func (r *Reconciler) mayRenew(ctx context.Context, csr *certificatesv1.Certifica
 	return sar.Status.Allowed, nil
 }
 
-func (r *Reconciler) acceptCluster(ctx context.Context, name string) error {
+// acceptCluster sets hubAcceptsClient for an auto-approve user's cluster. It
+// reports false, changing nothing, for a cluster the admin denied (its
+// HubAcceptedManagedCluster condition is False): auto-approve never overrides a deny.
+func (r *Reconciler) acceptCluster(ctx context.Context, name string) (bool, error) {
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
-		return err
+		return false, err
 	}
 	if cluster.Spec.HubAcceptsClient {
-		return nil
+		return true, nil
+	}
+	if cond := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted); cond != nil && cond.Status == metav1.ConditionFalse {
+		return false, nil
 	}
 	cluster.Spec.HubAcceptsClient = true
-	return r.Client.Update(ctx, cluster)
+	return true, r.Client.Update(ctx, cluster)
 }
 
 func (r *Reconciler) event(csr *certificatesv1.CertificateSigningRequest, kind, reason, msg string) {

@@ -207,6 +207,20 @@ func TestAutoApproveUsers(t *testing.T) {
 		csr, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, manual, metav1.GetOptions{})
 		return err != nil || approved(csr) || hubCluster(t, "needs-accept").Spec.HubAcceptsClient
 	}, 2*time.Second, tick)
+
+	// Auto-approve never overrides the admin's deny.
+	require.NoError(t, updateCluster(env.Hub.Config, "auto-approved", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = false }))
+	waitCondition(t, "auto-approved", clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionFalse, "HubClusterAdminDenied")
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: autoJoiner}
+	again, err := registration.BuildCSR("auto-approved", "a2", newKeyPEM(t), 0)
+	require.NoError(t, err)
+	created, err := kube(cfg).CertificatesV1().CertificateSigningRequests().Create(ctx, again, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Never(t, func() bool {
+		csr, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, created.Name, metav1.GetOptions{})
+		return err != nil || approved(csr) || hubCluster(t, "auto-approved").Spec.HubAcceptsClient
+	}, 2*time.Second, tick, "a denied cluster is not re-accepted by auto-approve")
 }
 
 // grantBootstrap binds user to the bootstrap ClusterRole.
@@ -255,4 +269,30 @@ func TestReservedNamesRefused(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), `ManagedCluster name "`+name+`" is reserved`)
 	}
+}
+
+// TestCSRFloodDoesNotBlockAgent: a token holder files many CSRs under a cluster's
+// label; the agent still asks (it counts only its own), and a CSR failing a check
+// is Denied, naming the check, instead of lingering.
+func TestCSRFloodDoesNotBlockAgent(t *testing.T) {
+	ctx := context.Background()
+	boot := kube(bootstrapConfig(t))
+	for i := 0; i < registration.MaxPendingCSRs; i++ {
+		createCSR(t, boot, "flooded", "flooded", "junk", nil)
+	}
+	forged := createCSR(t, boot, "flooded", "other", "x", nil)
+	require.Eventually(t, func() bool {
+		csr, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, forged, metav1.GetOptions{})
+		require.NoError(t, err)
+		for _, c := range csr.Status.Conditions {
+			if c.Type == certificatesv1.CertificateDenied {
+				return strings.Contains(c.Message, "subject-organization")
+			}
+		}
+		return false
+	}, timeout, tick, "a CSR failing a check is denied with the check's name")
+
+	newAgent(t, env.Clusters[1], "flooded", "agent-flooded").start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "flooded")) == registration.MaxPendingCSRs+2 }, timeout, tick,
+		"the agent files its own CSR despite the flood")
 }

@@ -2,6 +2,7 @@ package signer
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/hub/registration/rbac"
 )
 
@@ -43,7 +45,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(csr.Status.Certificate) > 0 || !approved(csr) {
 		return ctrl.Result{}, nil
 	}
-	cert, err := r.CA.Sign(csr.Spec, time.Now())
+	// Approval is someone's decision; what gets signed is checked here again.
+	var cert []byte
+	err := errNotValid(csr)
+	if err == nil {
+		cert, err = r.CA.Sign(csr.Spec, time.Now())
+	}
 	if err != nil {
 		csr.Status.Conditions = append(csr.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
 			Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "SigningFailed",
@@ -66,4 +73,12 @@ func approved(csr *certificatesv1.CertificateSigningRequest) bool {
 		}
 	}
 	return ok
+}
+
+// errNotValid runs the hub's CSR checks (signer, label, subject, usages).
+func errNotValid(csr *certificatesv1.CertificateSigningRequest) error {
+	if v := hubcsr.Validate(csr); v.Decision != "" {
+		return fmt.Errorf("check %s failed: %s", v.Check, v.Message)
+	}
+	return nil
 }

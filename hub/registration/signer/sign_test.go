@@ -89,3 +89,23 @@ func pool(c *x509.Certificate) *x509.CertPool {
 	p.AddCert(c)
 	return p
 }
+
+// TestSignerRechecksApprovedCSRs: the built-in signer refuses an approved CSR that
+// fails the hub's checks (someone approved it by hand or by mistake).
+func TestSignerRechecksApprovedCSRs(t *testing.T) {
+	csr := func(label string) *certificatesv1.CertificateSigningRequest {
+		c := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{
+			Request: request(t), SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth},
+		}}
+		c.Labels = map[string]string{"open-cluster-management.io/cluster-name": label}
+		return c
+	}
+	assert.NoError(t, errNotValid(csr("c1")))
+	err := errNotValid(csr("c2"))
+	require.Error(t, err, "a CSR for c1's agent under c2's label")
+	assert.Contains(t, err.Error(), "check subject-organization failed")
+	bad := csr("c1")
+	bad.Spec.Usages = append(bad.Spec.Usages, certificatesv1.UsageServerAuth)
+	assert.ErrorContains(t, errNotValid(bad), "key-usages")
+}

@@ -84,7 +84,8 @@ func TestUpdateRevertsKeysAddedOnTheSpoke(t *testing.T) {
 
 // TestDeploymentIsNotRewritten: a Deployment, which the apiserver fills with
 // defaults and the controller-manager annotates and gives status, is written
-// once and then left alone sync after sync; an env var added on the managed
+// once and then left alone sync after sync (so are a Namespace, a Job and a
+// Service beside it); an env var added on the managed
 // cluster is drift and is reverted.
 func TestDeploymentIsNotRewritten(t *testing.T) {
 	ctx := context.Background()
@@ -112,7 +113,14 @@ func TestDeploymentIsNotRewritten(t *testing.T) {
 			"restartPolicy": "Never",
 			"containers":    []interface{}{map[string]interface{}{"name": "c", "image": "registry.k8s.io/pause:3.9"}}}}},
 	}
-	newWork(t, "cluster1", "churn", namespace("churn"), deploy, job).create(t)
+	// A Service gets its clusterIP allocated, which the manifest does not set.
+	svc := map[string]interface{}{
+		"apiVersion": "v1", "kind": "Service",
+		"metadata": map[string]interface{}{"name": "web", "namespace": "churn"},
+		"spec": map[string]interface{}{"selector": map[string]interface{}{"app": "web"},
+			"ports": []interface{}{map[string]interface{}{"port": 80}}},
+	}
+	newWork(t, "cluster1", "churn", namespace("churn"), deploy, job, svc).create(t)
 	waitApplied(t, "cluster1", "churn")
 	deployments := spoke1.AppsV1().Deployments("churn")
 	// The controller-manager has done its part (revision annotation, status).
@@ -131,7 +139,7 @@ func TestDeploymentIsNotRewritten(t *testing.T) {
 		return false
 	}, wait, tick, "the deployment controller should finish")
 	path := "/apis/apps/v1/namespaces/churn/deployments/web"
-	others := []string{"/api/v1/namespaces/churn", "/apis/batch/v1/namespaces/churn/jobs/once"}
+	others := []string{"/api/v1/namespaces/churn", "/apis/batch/v1/namespaces/churn/jobs/once", "/api/v1/namespaces/churn/services/web"}
 	writes := agentWrites.count(path)
 	otherWrites := map[string]int{}
 	for _, p := range others {

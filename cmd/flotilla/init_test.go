@@ -21,6 +21,10 @@ func TestPrintToken(t *testing.T) {
 	assert.Contains(t, out.String(), "flotilla join --hub-token tok --hub-apiserver https://hub:6443 --cluster-name <cluster_name>")
 	assert.Contains(t, out.String(), "2026-01-01T01:00:00Z")
 
+	res.CAHash = "sha256:0123"
+	res.JoinCommand = bootstrap.JoinCommand(res, "<cluster_name>")
+	assert.Equal(t, "flotilla join --hub-token tok --hub-apiserver https://hub:6443 --cluster-name <cluster_name> --ca-hash sha256:0123", res.JoinCommand)
+
 	out.Reset()
 	require.NoError(t, printToken(&out, "json", res))
 	got := map[string]any{}

@@ -39,6 +39,7 @@ hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`"
 	f.StringVar(&o.HubToken, "hub-token", "", "bootstrap token from `flotilla init` or `flotilla get token` (required)")
 	f.StringVar(&o.HubAPIServer, "hub-apiserver", "", "hub apiserver URL (required)")
 	f.StringVar(&o.ClusterName, "cluster-name", "", "this cluster's name on the hub, a DNS label (required)")
+	f.StringVar(&o.CAHash, "ca-hash", "", "pin the hub CA: sha256:<hex> of its public key, as printed by `flotilla init`; join refuses another CA")
 	f.StringVar(&o.CAFile, "ca-file", "", "hub CA bundle (default: read from the hub's kube-public/cluster-info)")
 	f.BoolVar(&o.Wait, "wait", false, "wait until the hub accepted the cluster and the agent holds its credential")
 	f.DurationVar(&o.Timeout, "timeout", 0, "how long --wait waits (default 5m)")

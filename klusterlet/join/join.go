@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -49,6 +51,11 @@ type Options struct {
 	// CAFile is the hub's CA bundle. Default: read from the hub's
 	// kube-public/cluster-info and checked against the hub's certificate.
 	CAFile string
+	// CAHash pins the hub CA: sha256:<hex> of the CA certificate's
+	// SubjectPublicKeyInfo, as printed by `flotilla init`. When set, join refuses
+	// a CA (from cluster-info or CAFile) whose hash differs. Default "": the CA
+	// from cluster-info is trusted on first use (with a warning).
+	CAHash string
 	// ClusterName is the managed cluster's name on the hub (a DNS label). Required.
 	ClusterName string
 	// AgentNamespace on the managed cluster. Default open-cluster-management-agent.
@@ -90,6 +97,11 @@ func (o *Options) defaults() error {
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return fmt.Errorf("--hub-apiserver %q is not an https URL (like https://hub.example.com:6443)", o.HubAPIServer)
 	}
+	if o.CAHash != "" {
+		if o.CAHash, err = rbac.ParseCAHash(o.CAHash); err != nil {
+			return err
+		}
+	}
 	if o.AgentNamespace == "" {
 		o.AgentNamespace = registration.DefaultAgentNamespace
 	}
@@ -120,6 +132,9 @@ func Join(ctx context.Context, opts Options) error {
 	}
 	ca, err := hubCA(ctx, opts)
 	if err != nil {
+		return err
+	}
+	if err := checkCAHash(ca, opts.CAHash); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Progress, "==> checking the bootstrap token against %s\n", opts.HubAPIServer)
@@ -195,8 +210,23 @@ func hubCA(ctx context.Context, opts Options) ([]byte, error) {
 	if len(ca) == 0 {
 		return nil, errors.New("kube-public/cluster-info names no CA: pass the hub CA with --ca-file")
 	}
-	fmt.Fprintln(opts.Progress, "    note: the CA came over an unverified connection; pass --ca-file to pin it")
+	if opts.CAHash == "" {
+		fmt.Fprintln(opts.Progress, "    note: the CA came over an unverified connection; pass --ca-hash (printed by `flotilla init`) or --ca-file to pin it")
+	}
 	return ca, nil
+}
+
+// checkCAHash refuses a hub CA bundle none of whose certificates has the pinned hash.
+func checkCAHash(ca []byte, want string) error {
+	if want == "" {
+		return nil
+	}
+	got := rbac.CAHashes(ca)
+	if slices.Contains(got, want) {
+		return nil
+	}
+	return fmt.Errorf("the hub CA does not match --ca-hash %s (the hub showed %s): someone may be between you and the hub, or the hash belongs to another hub; nothing was written",
+		want, strings.Join(got, ", "))
 }
 
 // checkHub verifies the hub's certificate and the token (who am I?), and that

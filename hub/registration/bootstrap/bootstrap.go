@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -49,6 +50,9 @@ type Result struct {
 	Token        string    `json:"token"`
 	HubAPIServer string    `json:"hubAPIServer"`
 	ExpiresAt    time.Time `json:"expiresAt"`
+	// CAHash pins the hub CA (sha256 of its SubjectPublicKeyInfo); empty when the
+	// admin's kubeconfig names no CA.
+	CAHash string `json:"caHash,omitempty"`
 	// JoinCommand is the command to run against a managed cluster, with
 	// <cluster_name> to fill in.
 	JoinCommand string `json:"joinCommand"`
@@ -157,11 +161,33 @@ func Token(ctx context.Context, opts Options) (*Result, error) {
 	}
 	fmt.Fprintf(opts.Progress, "==> bootstrap token minted, valid until %s\n", tr.Status.ExpirationTimestamp.UTC().Format(time.RFC3339))
 	r := &Result{Token: tr.Status.Token, HubAPIServer: opts.HubAPIServer, ExpiresAt: tr.Status.ExpirationTimestamp.UTC()}
+	if hashes := rbac.CAHashes(hubCA(opts.Config)); len(hashes) > 0 {
+		// The CA the admin's own kubeconfig trusts for this hub.
+		r.CAHash = hashes[0]
+	}
 	r.JoinCommand = JoinCommand(r, "<cluster_name>")
 	return r, nil
 }
 
-// JoinCommand is the clusteradm-style join command for one cluster.
+// JoinCommand is the clusteradm-style join command for one cluster; with a CA
+// hash it pins the hub CA (`join` refuses a hub showing another CA).
 func JoinCommand(r *Result, clusterName string) string {
-	return fmt.Sprintf("flotilla join --hub-token %s --hub-apiserver %s --cluster-name %s", r.Token, r.HubAPIServer, clusterName)
+	cmd := fmt.Sprintf("flotilla join --hub-token %s --hub-apiserver %s --cluster-name %s", r.Token, r.HubAPIServer, clusterName)
+	if r.CAHash != "" {
+		cmd += " --ca-hash " + r.CAHash
+	}
+	return cmd
+}
+
+// hubCA is the CA bundle cfg trusts for the hub (nil when it names none).
+func hubCA(cfg *rest.Config) []byte {
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData
+	}
+	if cfg.CAFile != "" {
+		if b, err := os.ReadFile(cfg.CAFile); err == nil {
+			return b
+		}
+	}
+	return nil
 }

@@ -15,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -118,6 +120,10 @@ func Run(ctx context.Context, opts Options) error {
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "flotilla-hub",
 		WebhookServer:          webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: certDir}),
+		// controller-runtime v0.23's priority queue can hang the manager's
+		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
+		// rate-limited queue until that is fixed.
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
 	})
 	if err != nil {
 		return fmt.Errorf("hub manager: %w", err)

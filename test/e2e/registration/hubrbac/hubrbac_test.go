@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -45,6 +47,15 @@ func TestRunsWithShippedRBAC(t *testing.T) {
 	for _, obj := range objs {
 		if obj.GetKind() == "Deployment" {
 			continue
+		}
+		if obj.GetKind() == "ClusterRole" {
+			rules, _, err := unstructured.NestedSlice(obj.Object, "rules")
+			require.NoError(t, err)
+			for _, r := range rules {
+				verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+				assert.NotContains(t, verbs, "bind", "the hub holds what it grants: no bind")
+				assert.NotContains(t, verbs, "escalate", "the hub holds what it grants: no escalate")
+			}
 		}
 		require.NoError(t, admin.Create(ctx, obj), "%s %s", obj.GetKind(), obj.GetName())
 	}

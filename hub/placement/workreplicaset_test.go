@@ -1,7 +1,9 @@
 package placement_test
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -19,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
+	"flotilla.dev/flotilla/hub/scheme"
 )
 
 func configMapManifest(name string) workv1.Manifest {
@@ -202,4 +206,105 @@ func TestManifestWorkReplicaSetAllAndMissingPlacement(t *testing.T) {
 		assert.NoError(c, hub.Get(s.ctx, client.ObjectKey{Namespace: "mwrsall-2", Name: "app"}, &w))
 		assert.Contains(c, string(w.Spec.Workload.Manifests[0].Raw), `"name":"y"`)
 	}, timeout, tick)
+}
+
+// A Placement deleted (its decisions garbage collected with it) and created again
+// never costs a cluster its work: the works are kept, PlacementVerified says why,
+// and a watch on the works sees no deletion at any time.
+func TestManifestWorkReplicaSetSurvivesPlacementDeletedAndRecreated(t *testing.T) {
+	s := newScope(t, "mwrskeep")
+	var names []string
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("mwrskeep-%d", i)
+		names = append(names, name)
+		require.NoError(t, hub.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		s.cluster(name, nil)
+	}
+	s.placement(st.Placement("all", "").Obj())
+	s.eventuallyDecided("all", names...)
+	require.NoError(t, hub.Create(s.ctx, &workv1alpha1.ManifestWorkReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: s.ns},
+		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
+			ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{configMapManifest("keep")}}},
+			PlacementRefs:        []workv1alpha1.LocalPlacementReference{{Name: "all"}},
+		},
+	}))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.ElementsMatch(c, names, s.workClusters("app"))
+	}, timeout, tick)
+
+	// Watch the works from here on; any deletion is a failure.
+	wc, err := client.NewWithWatch(hubConfig, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	w, err := wc.Watch(ctx, &workv1.ManifestWorkList{}, client.MatchingLabels{workv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey: s.ns + ".app"})
+	require.NoError(t, err)
+	defer w.Stop()
+	var mu sync.Mutex
+	var deletions []string
+	sawMarker := false
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		for ev := range w.ResultChan() {
+			mw, ok := ev.Object.(*workv1.ManifestWork)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			if ev.Type == watch.Deleted || mw.DeletionTimestamp != nil {
+				deletions = append(deletions, fmt.Sprintf("%s %s/%s", ev.Type, mw.Namespace, mw.Name))
+			}
+			if mw.Annotations["test.flotilla.dev/marker"] == "end" {
+				sawMarker = true
+			}
+			mu.Unlock()
+		}
+	}()
+
+	// Delete the Placement; its decisions go with it (owner references).
+	p := s.getPlacement("all")
+	require.NoError(t, hub.Delete(s.ctx, p))
+	s.eventuallyDecided("all")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v := meta.FindStatusCondition(s.mwrsStatus("app").Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified)
+		if assert.NotNil(c, v) {
+			assert.Equal(c, metav1.ConditionFalse, v.Status)
+			assert.Equal(c, workv1alpha1.ReasonPlacementDecisionNotFound, v.Reason)
+			assert.Contains(c, v.Message, `Placement "all" not found in this namespace; its 3 ManifestWorks are kept`)
+		}
+	}, timeout, tick)
+	assert.ElementsMatch(t, names, s.workClusters("app"))
+
+	// Create it again: same decisions, verified again, the works never left.
+	s.placement(st.Placement("all", "").Obj())
+	s.eventuallyDecided("all", names...)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.mwrsStatus("app")
+		assert.True(c, meta.IsStatusConditionTrue(st.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified))
+		assert.Equal(c, 3, st.Summary.DesiredTotal)
+		assert.Equal(c, 3, st.Summary.Total)
+	}, timeout, tick)
+	assert.ElementsMatch(t, names, s.workClusters("app"))
+
+	// Drain the watch up to a write made after everything above, then judge.
+	require.Eventually(t, func() bool {
+		var marker workv1.ManifestWork
+		if hub.Get(s.ctx, client.ObjectKey{Namespace: names[0], Name: "app"}, &marker) != nil {
+			return false
+		}
+		metav1.SetMetaDataAnnotation(&marker.ObjectMeta, "test.flotilla.dev/marker", "end")
+		return hub.Update(s.ctx, &marker) == nil
+	}, timeout, tick)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return sawMarker
+	}, timeout, tick, "the watch delivers the marker write")
+	w.Stop()
+	<-watchDone
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, deletions, "no work may be deleted while the Placement is gone or being recreated")
 }

@@ -3,6 +3,13 @@
 // the Placements in spec.placementRefs, following each ref's rollout strategy
 // (planned by package rollout), and removes the works of clusters that leave.
 //
+// It never deletes on a missing or half-written answer: while a referenced
+// Placement is missing, cannot be read, has not scheduled its current spec yet, or
+// its decisions do not add up to its status.numberOfSelectedClusters (being
+// rewritten, or the cache is behind), the works of that ref are kept and looked at
+// again soon (see CheckDecisions). Only removing the ref from spec.placementRefs,
+// or a settled decision without the cluster, removes a work.
+//
 // Generated works are named after the replica set, live in the cluster's namespace
 // and carry the labels work.open-cluster-management.io/manifestworkreplicaset
 // (<namespace>.<name>) and work.open-cluster-management.io/placementname.

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
@@ -89,8 +90,15 @@ func Summarize(works []*workv1.ManifestWork, hash string, desired int) workv1alp
 
 // refOutcome is what reconciling one placementRef found.
 type refOutcome struct {
-	name      string
-	found     bool // the Placement exists
+	name  string
+	found bool // the Placement exists
+	// unknown, when set, says why the placement's decisions cannot be used (missing
+	// Placement, read error, not scheduled yet): the ref is skipped and its works
+	// are kept as they are.
+	unknown string
+	// inFlux: decisions are being rewritten; rolled out as listed, nothing deleted.
+	inFlux    bool
+	kept      int // works kept because the decisions could not be trusted
 	decided   int
 	plan      rollout.Plan
 	planErr   error
@@ -112,11 +120,20 @@ func conditions(gen int64, outs []refOutcome) []metav1.Condition {
 		verified.Status, verified.Reason, verified.Message = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound, "spec.placementRefs is empty"
 	}
 	for _, o := range outs {
+		if o.unknown != "" {
+			if verified.Reason != workv1alpha1.ReasonPlacementDecisionNotFound {
+				verified.Status, verified.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound
+				verified.Message = fmt.Sprintf("Placement %q %s; its %d ManifestWorks are kept as they are until its decisions can be read or it is removed from spec.placementRefs",
+					o.name, o.unknown, o.kept)
+			}
+			if rolled.Status == metav1.ConditionTrue {
+				rolled.Status, rolled.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProgressing
+				rolled.Message = fmt.Sprintf("Placement %q: waiting for its decisions", o.name)
+			}
+			continue
+		}
 		switch {
-		case !o.found:
-			verified.Status, verified.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound
-			verified.Message = fmt.Sprintf("Placement %q not found in this namespace", o.name)
-		case o.decided == 0 && verified.Status == metav1.ConditionTrue:
+		case o.decided == 0 && !o.inFlux && verified.Status == metav1.ConditionTrue:
 			verified.Status, verified.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionEmpty
 			verified.Message = fmt.Sprintf("Placement %q selects no cluster", o.name)
 		}
@@ -142,4 +159,52 @@ func conditions(gen int64, outs []refOutcome) []metav1.Condition {
 		out[i].ObservedGeneration = gen
 	}
 	return out
+}
+
+// Readiness of a placement's decisions, as seen by the replica set controller.
+type Readiness int
+
+const (
+	// DecisionsReady: the decisions are the placement's current answer.
+	DecisionsReady Readiness = iota
+	// DecisionsInFlux: the placement has answered, but the decisions listed do not
+	// add up to what its status says (its controller is between writes, or the
+	// cache is behind). Roll out to what is listed, delete nothing.
+	DecisionsInFlux
+	// DecisionsUnknown: the placement has not answered for its current spec yet.
+	// Touch nothing.
+	DecisionsUnknown
+)
+
+// CheckDecisions says whether decisions (the PlacementDecisions labelled with p's
+// name) can be trusted as p's current answer, and returns the ones that belong to
+// p: pages controlled by another Placement of the same name (a deleted
+// predecessor, not yet garbage collected) are dropped. why explains anything
+// but DecisionsReady. A placement whose scheduling is disabled
+// (PlacementDisableAnnotation: another scheduler writes its decisions) is trusted
+// as listed.
+func CheckDecisions(p *clusterv1beta1.Placement, decisions []clusterv1beta1.PlacementDecision) (r Readiness, why string, own []clusterv1beta1.PlacementDecision) {
+	for _, d := range decisions {
+		if ref := metav1.GetControllerOf(&d); ref != nil && ref.UID != p.UID {
+			continue
+		}
+		own = append(own, d)
+	}
+	if _, off := p.Annotations[clusterv1beta1.PlacementDisableAnnotation]; off {
+		return DecisionsReady, "", own
+	}
+	sat := meta.FindStatusCondition(p.Status.Conditions, clusterv1beta1.PlacementConditionSatisfied)
+	if sat == nil || sat.ObservedGeneration != p.Generation {
+		return DecisionsUnknown, "has not published decisions for its current spec yet", own
+	}
+	seen := map[string]bool{}
+	for _, d := range own {
+		for _, cd := range d.Status.Decisions {
+			seen[cd.ClusterName] = true
+		}
+	}
+	if len(seen) != int(p.Status.NumberOfSelectedClusters) {
+		return DecisionsInFlux, fmt.Sprintf("decisions list %d clusters, its status %d: they are being rewritten", len(seen), p.Status.NumberOfSelectedClusters), own
+	}
+	return DecisionsReady, "", own
 }

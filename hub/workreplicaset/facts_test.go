@@ -78,8 +78,10 @@ func TestConditions(t *testing.T) {
 	}{
 		{"complete", []refOutcome{{name: "p", found: true, decided: 2, plan: rollout.Plan{Complete: true}}},
 			"True/AsExpected", "True/Complete", "True/AsExpected"},
-		{"placement missing", []refOutcome{{name: "p"}},
-			"False/PlacementDecisionNotFound", "True/Complete", "True/AsExpected"},
+		{"placement missing: works kept, rollout waits", []refOutcome{{name: "p", unknown: "not found in this namespace", kept: 2}},
+			"False/PlacementDecisionNotFound", "False/Progressing", "True/AsExpected"},
+		{"decisions in flux with none listed is not PlacementDecisionEmpty", []refOutcome{{name: "p", found: true, inFlux: true, plan: rollout.Plan{Complete: true}}},
+			"True/AsExpected", "True/Complete", "True/AsExpected"},
 		{"empty decisions", []refOutcome{{name: "p", found: true, plan: rollout.Plan{Complete: true}}},
 			"False/PlacementDecisionEmpty", "True/Complete", "True/AsExpected"},
 		{"progressing", []refOutcome{{name: "p", found: true, decided: 2, notYet: 1, plan: rollout.Plan{Reason: "1 of 2"}}},

@@ -49,6 +49,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		byCluster[w.Namespace] = w
 	}
 	wanted := map[string]bool{}
+	keep := map[string]bool{} // works of refs whose decisions cannot be trusted right now
 	var outs []refOutcome
 	var requeue time.Duration
 	var errs []error
@@ -58,6 +59,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		out, err := r.rolloutRef(ctx, &mwrs, ref, hash, now, byCluster, wanted)
 		if err != nil {
 			errs = append(errs, err)
+		}
+		if out.unknown != "" || out.inFlux {
+			// Never delete on a missing or half-written answer: keep this ref's works
+			// and look again soon (the Placement and decision watches also bring us back).
+			for _, w := range works {
+				if w.Labels[workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey] == ref.Name {
+					keep[w.Namespace] = true
+					out.kept++
+				}
+			}
+			if out.inFlux {
+				if out.plan.RequeueAfter == 0 || out.plan.RequeueAfter > recheckInFlux {
+					out.plan.RequeueAfter = recheckInFlux
+				}
+			} else {
+				out.plan.RequeueAfter = recheckUnknown
+			}
+			log.FromContext(ctx).V(btoi(out.inFlux)).Info("keeping the works of a placementRef whose decisions cannot be used", "placement", ref.Name,
+				"why", out.unknown, "inFlux", out.inFlux, "kept", out.kept)
 		}
 		outs = append(outs, out)
 		if out.plan.RequeueAfter > 0 && (requeue == 0 || out.plan.RequeueAfter < requeue) {
@@ -79,10 +99,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		})
 	}
 
-	// Works of clusters no placement decides on any more go.
+	// Works of clusters no placement decides on any more go; works of refs whose
+	// decisions cannot be read stay.
 	var kept []*workv1.ManifestWork
 	for _, w := range works {
-		if wanted[w.Namespace] {
+		if wanted[w.Namespace] || keep[w.Namespace] {
 			kept = append(kept, w)
 			continue
 		}
@@ -107,6 +128,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
+// How soon a replica set looks again at a placementRef whose decisions are being
+// rewritten, or cannot be used at all (watches usually come first).
+const (
+	recheckInFlux  = time.Second
+	recheckUnknown = 30 * time.Second
+)
+
 // rolloutRef plans and applies the rollout for one placementRef. wanted collects
 // the clusters that keep a work.
 func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, ref workv1alpha1.LocalPlacementReference,
@@ -114,15 +142,29 @@ func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.Manifest
 	out := refOutcome{name: ref.Name, groups: map[int32][]string{}, available: map[string]bool{}}
 	var p clusterv1beta1.Placement
 	if err := r.Get(ctx, types.NamespacedName{Namespace: mwrs.Namespace, Name: ref.Name}, &p); err != nil {
-		return out, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			out.unknown = "not found in this namespace"
+			return out, nil
+		}
+		out.unknown = "could not be read: " + err.Error()
+		return out, fmt.Errorf("get Placement %s/%s: %w", mwrs.Namespace, ref.Name, err)
 	}
 	out.found = true
 	var decisions clusterv1beta1.PlacementDecisionList
 	if err := r.List(ctx, &decisions, client.InNamespace(mwrs.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: ref.Name}); err != nil {
-		return out, err
+		out.unknown = "has decisions that could not be read: " + err.Error()
+		return out, fmt.Errorf("list PlacementDecisions of %s/%s: %w", mwrs.Namespace, ref.Name, err)
+	}
+	readiness, why, own := CheckDecisions(&p, decisions.Items)
+	switch readiness {
+	case DecisionsUnknown:
+		out.unknown = why
+		return out, nil
+	case DecisionsInFlux:
+		out.inFlux = true
 	}
 	var clusters []rollout.Cluster
-	for _, d := range decisions.Items {
+	for _, d := range own {
 		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
 		for _, cd := range d.Status.Decisions {
 			if wanted[cd.ClusterName] {
@@ -245,4 +287,11 @@ func availableGroups(o refOutcome) string {
 		}
 	}
 	return fmt.Sprintf("%d/%d", ok, len(o.groups))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,190 @@
+package workreplicaset
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"flotilla.dev/flotilla/hub/scheme"
+)
+
+// Unit tests of Reconcile's data-safety rules on a fake client (the read errors
+// cannot be provoked on a real apiserver); the happy paths and the deleted and
+// recreated Placement run on a real hub in hub/placement's integration tests.
+
+const ns = "apps"
+
+func testPlacement(selected int32, scheduled bool) *clusterv1beta1.Placement {
+	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns, UID: "p-uid", Generation: 1}}
+	p.Status.NumberOfSelectedClusters = selected
+	if scheduled {
+		p.Status.Conditions = []metav1.Condition{{Type: clusterv1beta1.PlacementConditionSatisfied, Status: metav1.ConditionTrue,
+			Reason: "AllDecisionsScheduled", ObservedGeneration: 1}}
+	}
+	return p
+}
+
+func testDecision(name, ownerUID string, clusters ...string) *clusterv1beta1.PlacementDecision {
+	d := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+		Labels: map[string]string{clusterv1beta1.PlacementLabel: "all", clusterv1beta1.DecisionGroupIndexLabel: "0"}}}
+	if ownerUID != "" {
+		yes := true
+		d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "cluster.open-cluster-management.io/v1beta1", Kind: "Placement",
+			Name: "all", UID: types.UID(ownerUID), Controller: &yes}}
+	}
+	for _, c := range clusters {
+		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
+	}
+	return d
+}
+
+func testMWRS() *workv1alpha1.ManifestWorkReplicaSet {
+	return &workv1alpha1.ManifestWorkReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: ns, Generation: 1, Finalizers: []string{workv1alpha1.ManifestWorkReplicaSetFinalizer}},
+		Spec:       workv1alpha1.ManifestWorkReplicaSetSpec{PlacementRefs: []workv1alpha1.LocalPlacementReference{{Name: "all"}}},
+	}
+}
+
+func generatedWork(cluster string) *workv1.ManifestWork {
+	return &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: cluster, Labels: map[string]string{
+		workv1alpha1.ManifestWorkReplicaSetControllerNameLabelKey: ns + ".app",
+		workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey:  "all"}}}
+}
+
+func TestReconcileKeepsWorksWhenDecisionsCannotBeUsed(t *testing.T) {
+	errBoom := errors.New("etcdserver: request timed out")
+	failList := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if _, ok := list.(*clusterv1beta1.PlacementDecisionList); ok {
+			return errBoom
+		}
+		return c.List(ctx, list, opts...)
+	}}
+	failGet := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*clusterv1beta1.Placement); ok {
+			return errBoom
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+	tests := []struct {
+		name      string
+		objects   []client.Object
+		funcs     interceptor.Funcs
+		wantErr   bool
+		works     []string // clusters that still have a work afterwards
+		reason    string   // PlacementVerified reason
+		message   string   // part of its message
+		requeueOK bool     // RequeueAfter > 0 when no error
+	}{
+		{name: "Placement missing: works kept",
+			works: []string{"c1", "c2"}, reason: workv1alpha1.ReasonPlacementDecisionNotFound,
+			message: `Placement "all" not found in this namespace; its 2 ManifestWorks are kept`, requeueOK: true},
+		{name: "Placement read error: works kept, error returned (requeue with backoff)",
+			objects: []client.Object{testPlacement(2, true), testDecision("all-decision-1", "p-uid", "c1", "c2")}, funcs: failGet,
+			wantErr: true, works: []string{"c1", "c2"}, reason: workv1alpha1.ReasonPlacementDecisionNotFound,
+			message: "could not be read: etcdserver: request timed out"},
+		{name: "decision list error: works kept, error returned (requeue with backoff)",
+			objects: []client.Object{testPlacement(2, true)}, funcs: failList,
+			wantErr: true, works: []string{"c1", "c2"}, reason: workv1alpha1.ReasonPlacementDecisionNotFound,
+			message: "has decisions that could not be read"},
+		{name: "Placement (re)created, not scheduled yet: works kept",
+			objects: []client.Object{testPlacement(0, false)},
+			works:   []string{"c1", "c2"}, reason: workv1alpha1.ReasonPlacementDecisionNotFound,
+			message: "has not published decisions for its current spec yet", requeueOK: true},
+		{name: "only a predecessor's decisions left (not yet garbage collected): in flux, works kept",
+			objects: []client.Object{testPlacement(2, true), testDecision("all-decision-1", "old-uid", "c1")},
+			works:   []string{"c1", "c2"}, reason: workv1alpha1.ReasonAsExpected, requeueOK: true},
+		{name: "decisions being rewritten (c2 between pages): in flux, works kept",
+			objects: []client.Object{testPlacement(2, true), testDecision("all-decision-1", "p-uid", "c1")},
+			works:   []string{"c1", "c2"}, reason: workv1alpha1.ReasonAsExpected, requeueOK: true},
+		{name: "control: settled decisions without c2 delete c2's work",
+			objects: []client.Object{testPlacement(1, true), testDecision("all-decision-1", "p-uid", "c1")},
+			works:   []string{"c1"}, reason: workv1alpha1.ReasonAsExpected},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := append([]client.Object{testMWRS(), generatedWork("c1"), generatedWork("c2")}, tc.objects...)
+			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
+				WithStatusSubresource(&workv1alpha1.ManifestWorkReplicaSet{}, &workv1.ManifestWork{}).
+				WithInterceptorFuncs(tc.funcs).Build()
+			r := &Reconciler{Client: c, now: func() time.Time { return t0 }}
+			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
+			if tc.wantErr {
+				require.Error(t, err)
+			} else {
+				require.NoError(t, err)
+			}
+			if tc.requeueOK {
+				assert.Positive(t, res.RequeueAfter, "looks again")
+			}
+
+			var works workv1.ManifestWorkList
+			require.NoError(t, c.List(context.Background(), &works))
+			var have []string
+			for _, w := range works.Items {
+				have = append(have, w.Namespace)
+			}
+			sort.Strings(have)
+			assert.Equal(t, tc.works, have)
+
+			var m workv1alpha1.ManifestWorkReplicaSet
+			require.NoError(t, c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}, &m))
+			v := meta.FindStatusCondition(m.Status.Conditions, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified)
+			require.NotNil(t, v)
+			assert.Equal(t, tc.reason, v.Reason)
+			assert.Contains(t, v.Message, tc.message)
+		})
+	}
+}
+
+func TestCheckDecisions(t *testing.T) {
+	disabled := testPlacement(0, false)
+	disabled.Annotations = map[string]string{clusterv1beta1.PlacementDisableAnnotation: "true"}
+	stale := testPlacement(2, true)
+	stale.Generation = 2
+	tests := []struct {
+		name      string
+		p         *clusterv1beta1.Placement
+		decisions []*clusterv1beta1.PlacementDecision
+		want      Readiness
+		own       int
+	}{
+		{"settled", testPlacement(2, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a"), testDecision("d2", "p-uid", "b")}, DecisionsReady, 2},
+		{"pages without an owner are the placement's", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "", "a")}, DecisionsReady, 1},
+		{"a cluster on two pages counts once", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a"), testDecision("d2", "p-uid", "a")}, DecisionsReady, 2},
+		{"one short of the status: in flux", testPlacement(2, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a")}, DecisionsInFlux, 1},
+		{"one more than the status: in flux", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a", "b")}, DecisionsInFlux, 1},
+		{"predecessor's page dropped", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "old", "a"), testDecision("d2", "p-uid", "b")}, DecisionsReady, 1},
+		{"never scheduled: unknown", testPlacement(0, false), nil, DecisionsUnknown, 0},
+		{"spec changed, not rescheduled yet: unknown", stale, []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a", "b")}, DecisionsUnknown, 1},
+		{"scheduling disabled: trusted as listed", disabled, []*clusterv1beta1.PlacementDecision{testDecision("d1", "", "a")}, DecisionsReady, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ds []clusterv1beta1.PlacementDecision
+			for _, d := range tc.decisions {
+				ds = append(ds, *d)
+			}
+			got, why, own := CheckDecisions(tc.p, ds)
+			assert.Equal(t, tc.want, got, why)
+			assert.Len(t, own, tc.own)
+			if got != DecisionsReady {
+				assert.NotEmpty(t, why)
+			}
+		})
+	}
+}

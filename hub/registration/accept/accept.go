@@ -122,7 +122,7 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 	if cluster.Name == "" {
 		return fmt.Errorf("ManagedCluster %s not found on the hub: has its agent run `flotilla join` yet? (use --wait to wait for it)", name)
 	}
-	if err := checkPending(cluster, pending, joinedBefore(cluster, pending, allCSRs), opts.Force); err != nil {
+	if err := checkPending(cluster, pending, joinedBefore(cluster, allCSRs), opts.Force); err != nil {
 		return err
 	}
 	if cluster.Spec.HubAcceptsClient {
@@ -231,7 +231,7 @@ func keyFingerprint(r *certificatesv1.CertificateSigningRequest) string {
 
 // joinedBefore: the cluster has reported Joined (any status), or a CSR of it was
 // approved since this ManagedCluster was created.
-func joinedBefore(cluster *clusterv1.ManagedCluster, pending, all []*certificatesv1.CertificateSigningRequest) bool {
+func joinedBefore(cluster *clusterv1.ManagedCluster, all []*certificatesv1.CertificateSigningRequest) bool {
 	if meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionJoined) != nil {
 		return true
 	}

@@ -70,7 +70,11 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		}
 	}
 	opts.progress("accepting %v (flotilla accept)", rec.Clusters)
-	if err := accept.Accept(ctx, accept.Options{Config: hubCfg, Clusters: rec.Clusters, Wait: true, Timeout: registrationTimeout}); err != nil {
+	// Force: on a resumed environment a klusterlet that lost its credential asks
+	// again with a new bootstrap CSR, which `accept` otherwise refuses for a cluster
+	// that already joined. dev up started every klusterlet here itself, from tokens
+	// it minted, so it vouches for them; accept still refuses several requesters.
+	if err := accept.Accept(ctx, accept.Options{Config: hubCfg, Clusters: rec.Clusters, Wait: true, Force: true, Timeout: registrationTimeout}); err != nil {
 		return err
 	}
 	clusters, err := clusterclient.NewForConfig(hubCfg)

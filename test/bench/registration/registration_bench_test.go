@@ -25,6 +25,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
 	"flotilla.dev/flotilla/klusterlet"
@@ -184,8 +185,9 @@ func startHub(b *testing.B, ctx context.Context, env *testenv.Env) int {
 func waitHub(b *testing.B, ctx context.Context, env *testenv.Env) {
 	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
-		return err == nil, nil
+		// `init` registers a fail-closed placeholder; the hub replaces it when it serves.
+		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		return err == nil && !webhook.IsPlaceholder(vwc), nil
 	})
 	if err != nil {
 		b.Fatalf("hub did not serve: %v", err)

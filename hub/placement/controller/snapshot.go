@@ -59,8 +59,8 @@ func (r *Reconciler) snapshot(ctx context.Context, p *clusterv1beta1.Placement, 
 		}
 		snap.DecisionCounts = make(map[string]int, len(counts))
 		for c, n := range counts {
-			if own[c] {
-				n-- // count OTHER placements only
+			if own[c] && n > 0 {
+				n-- // count OTHER placements only (counts may be a second old: never below 0)
 			}
 			snap.DecisionCounts[c] = n
 		}

@@ -23,12 +23,15 @@ func New(h *framework.Handle, _ clusterv1beta1.ScoreCoordinate) (framework.Score
 
 func (p *Plugin) Name() string { return Name }
 
-// Score returns how many other placements decide on the cluster.
+// Score returns how many other placements decide on the cluster (never below 0:
+// the fleet-wide counts may be up to a second older than this placement's own
+// decisions, which are subtracted from them).
 func (p *Plugin) Score(c *framework.ClusterInfo) (int64, *framework.Status) {
-	return int64(p.counts[c.Name()]), nil
+	return max(int64(p.counts[c.Name()]), 0), nil
 }
 
-// NormalizeScore maps 0 decisions to 100 and the busiest cluster to -100.
+// NormalizeScore maps 0 decisions to 100 and the busiest cluster to -100; every
+// result stays within [MinScore, MaxScore] whatever the raw scores.
 func (p *Plugin) NormalizeScore(scores map[string]int64) *framework.Status {
 	var highest int64
 	for _, v := range scores {
@@ -39,6 +42,7 @@ func (p *Plugin) NormalizeScore(scores map[string]int64) *framework.Status {
 			scores[k] = framework.MaxScore
 			continue
 		}
+		v = min(max(v, 0), highest)
 		scores[k] = framework.MaxScore - v*(framework.MaxScore-framework.MinScore)/highest
 	}
 	return nil

@@ -11,6 +11,12 @@ import (
 )
 
 func TestBalance(t *testing.T) {
+	t.Run("NormalizeScore clamps raw scores it did not produce", func(t *testing.T) {
+		p, _ := New(&framework.Handle{}, clusterv1beta1.ScoreCoordinate{})
+		got := map[string]int64{"a": -5, "b": 10, "c": 0}
+		p.NormalizeScore(got)
+		assert.Equal(t, map[string]int64{"a": 100, "b": -100, "c": 100}, got)
+	})
 	tests := []struct {
 		name   string
 		counts map[string]int
@@ -18,6 +24,10 @@ func TestBalance(t *testing.T) {
 	}{
 		{"nobody used", nil, map[string]int64{"a": 100, "b": 100, "c": 100}},
 		{"busiest -100, idle 100", map[string]int{"a": 4, "b": 2}, map[string]int64{"a": -100, "b": 0, "c": 100}},
+		// A fleet count older than this placement's own decisions can go below 0
+		// once its own decision is subtracted: still 100 at most.
+		{"negative count clamps to 100", map[string]int{"a": -1, "b": 2}, map[string]int64{"a": 100, "b": -100, "c": 100}},
+		{"only negative counts", map[string]int{"a": -3}, map[string]int64{"a": 100, "b": 100, "c": 100}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -28,6 +38,9 @@ func TestBalance(t *testing.T) {
 			}
 			p.NormalizeScore(got)
 			assert.Equal(t, tc.want, got)
+			for n, v := range got {
+				assert.True(t, v >= framework.MinScore && v <= framework.MaxScore, "%s: %d out of [-100,100]", n, v)
+			}
 		})
 	}
 }

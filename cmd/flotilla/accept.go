@@ -29,7 +29,7 @@ an agent's name; delete the wrong CSRs first), and when a cluster that already j
 asks again with its bootstrap identity, unless --force is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}

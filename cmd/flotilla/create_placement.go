@@ -74,7 +74,7 @@ func parseLabels(kvs []string) (map[string]string, error) {
 
 // hubClient builds a client for the hub from a kubeconfig path and context.
 func hubClient(kubeconfig, kctx string) (client.Client, error) {
-	cfg, err := registrationRESTConfig(kubeconfig, kctx)
+	cfg, err := restConfig(kubeconfig, kctx)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func newGetClustersCommand() *cobra.Command {
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}

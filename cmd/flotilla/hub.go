@@ -28,7 +28,7 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.Background())
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}

@@ -41,7 +41,7 @@ TokenRequest API and print the join command for managed clusters.`,
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
@@ -26,7 +22,7 @@ kubeconfig secret and the klusterlet (namespace, ServiceAccount, RBAC, Deploymen
 hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}
@@ -52,18 +48,4 @@ hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`"
 		_ = cmd.MarkFlagRequired(name)
 	}
 	return cmd
-}
-
-// registrationRESTConfig loads a kubeconfig: the file if given, else the usual
-// rules ($KUBECONFIG, ~/.kube/config, in-cluster).
-func registrationRESTConfig(path, context string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, nil
 }

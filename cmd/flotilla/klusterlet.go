@@ -34,7 +34,7 @@ renews its lease, reports its status, and runs the work agent.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.Background())
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}

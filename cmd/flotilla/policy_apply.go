@@ -19,7 +19,7 @@ wrapped in an OCM Policy's spec.policy-templates (the Policy's remediationAction
 wins, as on a managed cluster), on the cluster of --kubeconfig.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadKubeconfig(kubeconfig)
+			cfg, err := restConfig(kubeconfig, "")
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,7 @@ Exit code: 0 Compliant, 2 NonCompliant, 1 error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Stdin = cmd.InOrStdin()
 			if kubeconfig != "" {
-				cfg, err := loadKubeconfig(kubeconfig)
+				cfg, err := restConfig(kubeconfig, "")
 				if err != nil {
 					return &exitError{code: dryrun.ExitError, err: err}
 				}

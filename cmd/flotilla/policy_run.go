@@ -14,8 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/policy/configpolicy"
@@ -58,20 +56,9 @@ name, and to create, update and delete them for enforce.`,
 	return cmd
 }
 
-// loadKubeconfig reads path, or $KUBECONFIG / ~/.kube/config when empty.
-func loadKubeconfig(path string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = path
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, nil
-}
-
 func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions) error {
 	out := cmd.ErrOrStderr()
-	cfg, err := loadKubeconfig(o.kubeconfig)
+	cfg, err := restConfig(o.kubeconfig, "")
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func newPolicyStatusCommand() *cobra.Command {
 		Short: "Show the compliance of the ConfigurationPolicies on a cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadKubeconfig(kubeconfig)
+			cfg, err := restConfig(kubeconfig, "")
 			if err != nil {
 				return err
 			}

@@ -20,13 +20,13 @@ func newUnjoinCommand() *cobra.Command {
 		Short: "Remove the klusterlet from this cluster (and, with --cleanup-hub, the cluster from the hub)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := registrationRESTConfig(kubeconfig, kctx)
+			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}
 			o.SpokeConfig = cfg
 			if cleanupHub {
-				if o.HubConfig, err = registrationRESTConfig(hubKubeconfig, ""); err != nil {
+				if o.HubConfig, err = restConfig(hubKubeconfig, ""); err != nil {
 					return err
 				}
 			}

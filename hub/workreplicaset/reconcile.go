@@ -84,9 +84,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			requeue = out.plan.RequeueAfter
 		}
 		var refWorks []*workv1.ManifestWork
+		counted := map[string]bool{}
 		for _, names := range out.groups {
 			for _, c := range names {
 				if w := byCluster[c]; w != nil && w.Labels[workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey] == ref.Name {
+					refWorks = append(refWorks, w)
+					counted[c] = true
+				}
+			}
+		}
+		if out.unknown != "" || out.inFlux { // the summary also counts the kept works
+			for _, w := range works {
+				if !counted[w.Namespace] && w.Labels[workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey] == ref.Name {
 					refWorks = append(refWorks, w)
 				}
 			}

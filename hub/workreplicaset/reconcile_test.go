@@ -147,6 +147,10 @@ func TestReconcileKeepsWorksWhenDecisionsCannotBeUsed(t *testing.T) {
 			require.NotNil(t, v)
 			assert.Equal(t, tc.reason, v.Reason)
 			assert.Contains(t, v.Message, tc.message)
+			assert.Equal(t, len(tc.works), m.Status.Summary.Total, "kept works are counted")
+			if assert.Len(t, m.Status.PlacementsSummary, 1) {
+				assert.Equal(t, len(tc.works), m.Status.PlacementsSummary[0].Summary.Total, "kept works are counted for the ref")
+			}
 		})
 	}
 }

@@ -6,7 +6,11 @@
 //   - PlacementDecisions named <placement>-decision-<N> (at most 100 clusters each,
 //     labels cluster.open-cluster-management.io/placement, .../decision-group-index,
 //     .../decision-group-name), owned by the Placement so they go with it; at least
-//     one, possibly empty, always exists. Objects are only written when they differ.
+//     one, possibly empty, always exists. Objects are only written when they differ,
+//     in scheduling.PageWrites order: a cluster that stays decided is on some page
+//     after every write (gaining pages first, deletions last). Decisions first, then
+//     status, so a consumer can tell a settled answer (decisions add up to
+//     numberOfSelectedClusters) from one being written.
 //   - Placement status: numberOfSelectedClusters, decisionGroups, and the conditions
 //     PlacementSatisfied (reasons AllDecisionsScheduled, NotAllDecisionsScheduled,
 //     NoManagedClusterSetBindings, NoIntersection, AllManagedClusterSetsEmpty,

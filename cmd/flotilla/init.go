@@ -1,21 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
-	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
-	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
@@ -57,7 +50,7 @@ TokenRequest API and print the join command for managed clusters.`,
 				}
 			}
 			if waitHub {
-				if err := waitForHub(cmd.Context(), cfg, timeout, cmd.ErrOrStderr()); err != nil {
+				if err := bootstrap.WaitForHub(cmd.Context(), cfg, timeout, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
 			}
@@ -85,24 +78,4 @@ func printToken(w io.Writer, format string, res *bootstrap.Result) error {
 		return err
 	}
 	return printer.Print(w, format, res, nil)
-}
-
-// waitForHub waits until the hub process registered its webhooks.
-func waitForHub(ctx context.Context, cfg *rest.Config, timeout time.Duration, progress io.Writer) error {
-	fmt.Fprintln(progress, "==> waiting for the Flotilla hub to serve (start it with `flotilla hub`)")
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err = wait.PollUntilContextCancel(wctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
-		return err == nil && !webhook.IsPlaceholder(vwc), nil
-	})
-	if err != nil {
-		return fmt.Errorf("no Flotilla hub registered its webhooks within %s: is `flotilla hub` running against this apiserver?", timeout)
-	}
-	fmt.Fprintln(progress, "==> the Flotilla hub is serving")
-	return nil
 }

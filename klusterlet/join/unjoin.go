@@ -40,6 +40,11 @@ func Unjoin(ctx context.Context, opts UnjoinOptions) error {
 	if opts.SpokeConfig == nil {
 		return errors.New("unjoin: managed cluster kubeconfig required")
 	}
+	// Checked before anything is deleted: a refused --cleanup-hub leaves the
+	// managed cluster as it was.
+	if opts.HubConfig != nil && opts.ClusterName == "" {
+		return errors.New("unjoin --cleanup-hub needs --cluster-name (the cluster's name on the hub); nothing was removed")
+	}
 	if opts.AgentNamespace == "" {
 		opts.AgentNamespace = registration.DefaultAgentNamespace
 	}
@@ -65,9 +70,6 @@ func Unjoin(ctx context.Context, opts UnjoinOptions) error {
 	}
 	if opts.HubConfig == nil {
 		return nil
-	}
-	if opts.ClusterName == "" {
-		return errors.New("unjoin --cleanup-hub needs --cluster-name")
 	}
 	hub, err := client.New(opts.HubConfig, client.Options{Scheme: scheme.New()})
 	if err != nil {

@@ -1,8 +1,9 @@
-// Package bootstrap prepares a hub for registration (`flotilla init`) and mints
-// bootstrap tokens (`flotilla get token`): it installs the OCM hub CRDs, the
-// shared registration ClusterRoles, and the bootstrap identity (ServiceAccount
-// open-cluster-management/agent-registration-bootstrap bound to exactly the
-// bootstrap permissions), then asks the TokenRequest API for a short-lived token.
+// Package bootstrap prepares a hub for registration (`flotilla init`), mints
+// bootstrap tokens (`flotilla get token`) and waits for a hub (`init --wait`):
+// it installs the OCM hub CRDs, the shared registration ClusterRoles, and the
+// bootstrap identity (ServiceAccount open-cluster-management/agent-registration-bootstrap
+// bound to exactly the bootstrap permissions), then asks the TokenRequest API
+// for a short-lived token.
 package bootstrap
 
 import (

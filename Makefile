@@ -9,6 +9,8 @@ DATA_DIR      ?= .flotilla
 CLUSTERS      ?= 2
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TEST_TIMEOUT  ?= 45m
+# Extra `go test` flags; CI passes -count=1 so no result comes from the test cache.
+TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
@@ -26,7 +28,7 @@ controlplane:
 
 ## test: unit and integration tests on real apiservers (builds what it needs first)
 test: controlplane build
-	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

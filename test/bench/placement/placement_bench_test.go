@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"net"
 	"os"
 	"runtime"
@@ -150,26 +151,26 @@ func run(b *testing.B, n int) {
 	b.Logf("%d placements created in %s", n, created.Round(time.Millisecond))
 
 	// Wait until every placement reports the expected number of clusters.
-	deadline := time.Now().Add(40 * time.Minute)
 	lastReport := time.Now()
-	for {
+	// Listing from the informer still copies every item: a 1 s poll keeps it cheap.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 40*time.Minute, true, func(ctx context.Context) (bool, error) {
 		done := scheduled(ctx, b, watcher)
 		if done == n {
-			break
+			return true, nil
 		}
 		select {
 		case err := <-stopped:
-			b.Fatalf("controllers stopped: %v", err)
+			return false, fmt.Errorf("controllers stopped: %v", err)
 		default:
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d placements scheduled after %s", done, n, time.Since(start))
 		}
 		if time.Since(lastReport) > 10*time.Second {
 			fmt.Fprintf(os.Stderr, "    %d of %d placements decided after %s\n", done, n, time.Since(start).Round(time.Second))
 			lastReport = time.Now()
 		}
-		time.Sleep(time.Second) // listing from the informer still copies every item: keep polling cheap
+		return false, nil
+	})
+	if err != nil {
+		b.Fatalf("only %d of %d placements scheduled after %s: %v", scheduled(ctx, b, watcher), n, time.Since(start), err)
 	}
 	elapsed := time.Since(start)
 	cpu := cpuTime() - cpuBefore
@@ -189,14 +190,10 @@ func run(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	affected := n / regions * 2 * 3 / 4 // regions r0 and r1, placements without numberOfClusters
-	for {
-		if followed(ctx, b, watcher, "cluster-0000") >= affected {
-			break
-		}
-		if time.Since(moved) > 20*time.Minute {
-			b.Fatalf("placements did not follow a label change within 20 minutes")
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return followed(ctx, b, watcher, "cluster-0000") >= affected, nil
+	}); err != nil {
+		b.Fatalf("placements did not follow a label change within 20 minutes: %v", err)
 	}
 	propagation := time.Since(moved)
 	b.StopTimer()

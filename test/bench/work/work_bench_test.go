@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -187,18 +188,13 @@ func run(b *testing.B, works, clusters int) {
 			b.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		mu.Lock()
-		n := nWarm
-		mu.Unlock()
-		if n == clusters {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d agents ready after 2 minutes", n, clusters)
-		}
-		time.Sleep(50 * time.Millisecond)
+		defer mu.Unlock()
+		return nWarm == clusters, nil
+	}); err != nil {
+		mu.Lock()
+		b.Fatalf("only %d of %d agents ready after 2 minutes: %v", nWarm, clusters, err)
 	}
 	b.ResetTimer()
 	start := time.Now()

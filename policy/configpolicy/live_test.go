@@ -17,17 +17,7 @@ import (
 func TestDryrunAgainstLiveCluster(t *testing.T) {
 	ns := namespace(t, "live-dryrun", nil)
 	apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: settings}, data: {level: debug}}`)
-	apply(t, ns, `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
-`)
+	apply(t, ns, webDeployment)
 	file := filepath.Join(t.TempDir(), "policy.yaml")
 	require.NoError(t, os.WriteFile(file, []byte(`
 apiVersion: policy.open-cluster-management.io/v1

@@ -118,6 +118,20 @@ func events(t *testing.T, ns, policy string) []corev1.Event {
 	return list.Items
 }
 
+// webDeployment is a minimal Deployment whose live copy the apiserver fills
+// with defaulted fields.
+const webDeployment = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+`
+
 // Inform MustHave: NonCompliant until the object appears (watch-driven),
 // with a history entry and an event for each state.
 func TestInformMustHaveFollowsTheCluster(t *testing.T) {
@@ -403,17 +417,7 @@ spec:
 // MustOnlyHave on a Deployment whose live containers carry defaulted fields.
 func TestDryRunRecognisesDefaults(t *testing.T) {
 	ns := namespace(t, "dryrun-defaults", nil)
-	apply(t, ns, `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
-`)
+	apply(t, ns, webDeployment)
 	apply(t, ns, `
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy

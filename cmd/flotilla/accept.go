@@ -48,8 +48,7 @@ asks again with its bootstrap identity, unless --force is given.`,
 	f.BoolVar(&o.Force, "force", false, "approve a new bootstrap CSR of a cluster that already joined (its agent lost its credential); check the CSR's requester and key first")
 	f.BoolVar(&o.Wait, "wait", false, "wait for each cluster's ManagedCluster and CSR to appear")
 	f.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long --wait waits")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	_ = cmd.MarkFlagRequired("clusters")
 	return cmd
 }

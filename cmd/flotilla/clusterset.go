@@ -40,8 +40,7 @@ func newClusterSetSetCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringSliceVar(&opts.Clusters, "clusters", nil, "clusters to move into the set (comma-separated)")
 	_ = cmd.MarkFlagRequired("clusters")
 	return cmd
@@ -76,8 +75,7 @@ func newClusterSetBindCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "namespace to bind the set to")
 	return cmd
 }

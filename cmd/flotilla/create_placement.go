@@ -47,8 +47,7 @@ func newCreatePlacementCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "namespace of the placement")
 	f.StringSliceVar(&opts.ClusterSets, "clusterset", nil, "select only from these bound cluster sets (repeatable or comma-separated; default: all bound sets)")
 	f.StringSliceVar(&labels, "labels", nil, "cluster labels to require, as key=value (repeatable or comma-separated)")

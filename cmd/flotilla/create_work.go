@@ -38,8 +38,7 @@ func newCreateWorkCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringSliceVarP(&files, "file", "f", nil, "manifest file or directory (YAML or JSON; repeatable)")
 	f.StringSliceVar(&opts.Clusters, "clusters", nil, "clusters to create the work in (comma-separated or repeated)")
 	f.StringVarP(&opts.Namespace, "namespace", "n", "", "a cluster namespace to create the work in; with --replicaset, the ManifestWorkReplicaSet's namespace (the placement's)")

@@ -30,8 +30,7 @@ func newDeleteWorkCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringSliceVar(&opts.Clusters, "clusters", nil, "clusters to delete the work from (comma-separated or repeated)")
 	_ = cmd.MarkFlagRequired("clusters")
 	return cmd

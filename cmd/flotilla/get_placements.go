@@ -44,8 +44,7 @@ func newGetPlacementsCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "namespace to list")
 	f.BoolVarP(&all, "all-namespaces", "A", false, "list placements in every namespace")
 	printer.AddFlag(cmd, &output)

@@ -38,8 +38,7 @@ func newGetTokenCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.DurationVar(&o.TokenTTL, "token-ttl", bootstrap.DefaultTokenTTL, "life of the bootstrap token")
 	f.StringVar(&o.HubAPIServer, "hub-apiserver", "", "hub address printed in the join command (default: the kubeconfig's server)")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

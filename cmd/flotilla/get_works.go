@@ -60,8 +60,7 @@ func newGetWorksCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringSliceVar(&clusters, "clusters", nil, "only these clusters' works (comma-separated or repeated; default: all)")
 	f.StringVar(&cluster, "cluster", "", "the cluster of the work NAME")
 	printer.AddFlag(cmd, &output)

@@ -58,8 +58,7 @@ TokenRequest API and print the join command for managed clusters.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.DurationVar(&o.TokenTTL, "token-ttl", bootstrap.DefaultTokenTTL, "life of the bootstrap token")
 	f.StringVar(&o.HubAPIServer, "hub-apiserver", "", "hub address printed in the join command (default: the kubeconfig's server)")
 	f.StringVar(&joinFile, "output-join-command-file", "", "also write the join command to this file (mode 0600)")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -20,4 +21,11 @@ func restConfig(path, context string) (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
 	return cfg, nil
+}
+
+// addHubKubeconfigFlags adds clusteradm's --kubeconfig and --context flags for
+// commands that talk to the hub.
+func addHubKubeconfigFlags(f *pflag.FlagSet, kubeconfig, context *string) {
+	f.StringVar(kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(context, "context", "", "kubeconfig context")
 }

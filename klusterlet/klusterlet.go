@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/transport"
+	"k8s.io/klog/v2"
 
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/klusterlet/work"
@@ -33,8 +34,14 @@ const certReloadInterval = 10 * time.Second
 
 var setReload sync.Once
 
+// workRestartDelay is how long the klusterlet waits before restarting a work
+// agent that failed on its own.
+const workRestartDelay = 5 * time.Second
+
 // Run runs the registration agent and, once joined, the work agent until ctx
-// ends or one of them fails.
+// ends or registration fails. The work agent runs only while the hub accepts
+// the cluster (see superviseWork): a deny stops it at once, closing its hub
+// watches, and a re-accept starts it again.
 func Run(ctx context.Context, opts Options) error {
 	setReload.Do(func() {
 		if transport.CertCallbackRefreshDuration > certReloadInterval {
@@ -53,16 +60,27 @@ func Run(ctx context.Context, opts Options) error {
 			if err != nil {
 				return nil // stopped before joining
 			}
-			if err := work.Run(ctx, work.Options{
-				HubConfig:                      hubConfig,
-				SpokeConfig:                    opts.Registration.SpokeConfig,
-				ClusterName:                    opts.Registration.ClusterName,
-				AgentID:                        agentName,
-				StatusSyncInterval:             opts.WorkStatusSyncInterval,
-				AppliedWorkEvictionGracePeriod: opts.AppliedWorkEvictionGracePeriod,
-			}); err != nil {
-				return fmt.Errorf("work agent: %w", err)
-			}
+			log := klog.FromContext(ctx).WithValues("cluster", opts.Registration.ClusterName)
+			states := make(chan delivery, 1)
+			go func() {
+				if err := watchOwnCluster(ctx, hubConfig, opts.Registration.ClusterName, states, log); err != nil {
+					log.Error(err, "watch the cluster's own ManagedCluster")
+				}
+			}()
+			superviseWork(ctx, states, func(ctx context.Context, cleanupOnly func() bool) error {
+				if err := work.Run(ctx, work.Options{
+					HubConfig:                      hubConfig,
+					SpokeConfig:                    opts.Registration.SpokeConfig,
+					ClusterName:                    opts.Registration.ClusterName,
+					AgentID:                        agentName,
+					StatusSyncInterval:             opts.WorkStatusSyncInterval,
+					AppliedWorkEvictionGracePeriod: opts.AppliedWorkEvictionGracePeriod,
+					CleanupOnly:                    cleanupOnly,
+				}); err != nil {
+					return fmt.Errorf("work agent: %w", err)
+				}
+				return nil
+			}, workRestartDelay, log)
 			return nil
 		})
 	}

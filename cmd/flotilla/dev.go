@@ -110,7 +110,7 @@ func newDevStatusCommand(opts *devenv.Options) *cobra.Command {
 }
 
 func statusRows(st *devenv.Status) printer.Rows {
-	rows := printer.Rows{Header: []string{"NAME", "KIND", "STATE", "URL", "KUBECONFIG", "PIDS"}}
+	rows := printer.Rows{Header: []string{"NAME", "KIND", "STATE", "HUB", "URL", "KUBECONFIG", "PIDS"}}
 	for _, c := range st.Components {
 		var pids []string
 		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "flotilla"} {
@@ -122,7 +122,7 @@ func statusRows(st *devenv.Status) printer.Rows {
 		if c.Kubeconfig != "" {
 			kubeconfig = relPath(c.Kubeconfig)
 		}
-		rows.Add(c.Name, c.Kind, c.State, dash(c.URL), dash(kubeconfig), dash(strings.Join(pids, ",")))
+		rows.Add(c.Name, c.Kind, c.State, dash(string(c.Hub)), dash(c.URL), dash(kubeconfig), dash(strings.Join(pids, ",")))
 	}
 	return rows
 }

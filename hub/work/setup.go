@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -61,11 +63,23 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
 	skip := true
-	return ctrl.NewControllerManagedBy(mgr).
+	err := ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-namespace-check").
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		Complete(r)
+	if err != nil {
+		return err
+	}
+	marker := &deliveryMarker{client: mgr.GetClient()}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("manifestwork-delivery").
+		WatchesRawSource(source.Kind(mgr.GetCache(), &workv1.ManifestWork{},
+			&handler.TypedEnqueueRequestForObject[*workv1.ManifestWork]{}, appliedOrSpecChanged)).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &clusterv1.ManagedCluster{},
+			handler.TypedEnqueueRequestsFromMapFunc(marker.worksOfCluster), holdChanged)).
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(marker)
 }
 
 // Webhooks returns the validating webhooks this package serves. ClientConfig.URL
@@ -110,15 +124,31 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if err := v.decoder.Decode(req, work); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the ManifestWork: %w", err))
 	}
+	workloadSame := false
 	if req.Operation == admissionv1.Update {
-		// Writes that leave the manifests alone (finalizers, labels by agents and
-		// controllers) are not judged again: a limit lowered later must not
-		// strand existing works.
+		// Writes that leave the spec alone (finalizers, labels and status by
+		// agents and controllers, deletion) carry nothing new to the cluster.
 		old := &workv1.ManifestWork{}
-		if err := v.decoder.DecodeRaw(req.OldObject, old); err == nil &&
-			equality.Semantic.DeepEqual(old.Spec.Workload, work.Spec.Workload) {
+		if err := v.decoder.DecodeRaw(req.OldObject, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the stored ManifestWork: %w", err))
+		}
+		if equality.Semantic.DeepEqual(old.Spec, work.Spec) {
 			return admission.Allowed("")
 		}
+		workloadSame = equality.Semantic.DeepEqual(old.Spec.Workload, work.Spec.Workload)
+	}
+	// Nothing new may be written where a denied or deleted cluster's agent could
+	// still be watching. The ManagedCluster is read from the apiserver, not a
+	// cache, so a write that follows a deny is always judged by it.
+	if hold, err := clusterHold(ctx, v.reader, req.Namespace); err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check cluster %s: %w", req.Namespace, err))
+	} else if hold.Reason != "" {
+		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s cannot be created or changed: %s", req.Namespace, work.Name, hold.Message))
+	}
+	if workloadSame {
+		// The manifests are not judged again: a limit lowered later must not
+		// strand existing works.
+		return admission.Allowed("")
 	}
 	if problems := Validate(work, v.limit); len(problems) > 0 {
 		if len(problems) > maxProblems {
@@ -133,6 +163,18 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		}
 	}
 	return resp
+}
+
+// clusterHold reads the ManagedCluster named like the namespace and decides
+// whether it takes deliveries (HoldFor).
+func clusterHold(ctx context.Context, c client.Reader, ns string) (Hold, error) {
+	mc := &clusterv1.ManagedCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, mc); apierrors.IsNotFound(err) {
+		return HoldFor(nil), nil
+	} else if err != nil {
+		return Hold{}, err
+	}
+	return HoldFor(mc), nil
 }
 
 func isClusterNamespace(ctx context.Context, c client.Reader, ns string) (bool, error) {

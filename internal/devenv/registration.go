@@ -69,23 +69,37 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 			return err
 		}
 	}
-	opts.progress("accepting %v (flotilla accept)", rec.Clusters)
+	clusters, err := clusterclient.NewForConfig(hubCfg)
+	if err != nil {
+		return err
+	}
+	// dev up never overrides an admin's decision: a cluster denied on the hub
+	// stays denied (and is not waited for).
+	var toAccept []string
+	for _, name := range rec.Clusters {
+		mc, err := clusters.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+		if err == nil && AcceptanceOf(mc) == AcceptanceDenied {
+			opts.progress("%s: denied on the hub (spec.hubAcceptsClient=false); dev up leaves it denied: `flotilla accept --clusters %s` accepts it again", name, name)
+			continue
+		}
+		toAccept = append(toAccept, name)
+	}
+	if len(toAccept) == 0 {
+		return nil
+	}
+	opts.progress("accepting %v (flotilla accept)", toAccept)
 	// Force: on a resumed environment a klusterlet that lost its credential asks
 	// again with a new bootstrap CSR, which `accept` otherwise refuses for a cluster
 	// that already joined. dev up started every klusterlet here itself, from tokens
 	// it minted, so it vouches for them; accept still refuses several requesters.
-	if err := accept.Accept(ctx, accept.Options{Config: hubCfg, Clusters: rec.Clusters, Wait: true, Force: true, Timeout: registrationTimeout}); err != nil {
-		return err
-	}
-	clusters, err := clusterclient.NewForConfig(hubCfg)
-	if err != nil {
+	if err := accept.Accept(ctx, accept.Options{Config: hubCfg, Clusters: toAccept, Wait: true, Force: true, Timeout: registrationTimeout}); err != nil {
 		return err
 	}
 	hubKube, err := kubernetes.NewForConfig(hubCfg)
 	if err != nil {
 		return err
 	}
-	for _, name := range rec.Clusters {
+	for _, name := range toAccept {
 		opts.progress("%s: waiting until joined and available", name)
 		wctx, cancel := context.WithTimeout(ctx, registrationTimeout)
 		err := wait.PollUntilContextCancel(wctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -149,4 +163,53 @@ func waitHubServing(ctx context.Context, hubCfg *rest.Config) error {
 		return fmt.Errorf("the hub did not start serving within %s: see its log in logs/hub.log", registrationTimeout)
 	}
 	return nil
+}
+
+// Acceptance is a managed cluster's standing on the hub, as `dev status` shows it.
+type Acceptance string
+
+const (
+	AcceptanceAccepted Acceptance = "accepted"
+	// AcceptanceDenied: the hub accepted the cluster once and an admin set
+	// spec.hubAcceptsClient=false since.
+	AcceptanceDenied Acceptance = "denied"
+	// AcceptancePending: never accepted yet.
+	AcceptancePending Acceptance = "pending"
+)
+
+// AcceptanceOf reads a ManagedCluster's standing: the hub writes the
+// HubAcceptedManagedCluster condition once it has accepted a cluster, so a
+// false spec with that condition present is an admin's deny.
+func AcceptanceOf(mc *clusterv1.ManagedCluster) Acceptance {
+	switch {
+	case mc.Spec.HubAcceptsClient:
+		return AcceptanceAccepted
+	case meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) != nil:
+		return AcceptanceDenied
+	default:
+		return AcceptancePending
+	}
+}
+
+// hubAcceptance reads every cluster's standing from the hub; nil when the hub
+// cannot be read (not running).
+func hubAcceptance(hubKubeconfig string) map[string]Acceptance {
+	cfg, err := clientcmd.BuildConfigFromFlags("", hubKubeconfig)
+	if err != nil {
+		return nil
+	}
+	cfg.Timeout = 5 * time.Second
+	cs, err := clusterclient.NewForConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	list, err := cs.ClusterV1().ManagedClusters().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	out := make(map[string]Acceptance, len(list.Items))
+	for i := range list.Items {
+		out[list.Items[i].Name] = AcceptanceOf(&list.Items[i])
+	}
+	return out
 }

@@ -25,6 +25,9 @@ type Component struct {
 	URL        string         `json:"url,omitempty"`
 	Kubeconfig string         `json:"kubeconfig,omitempty"`
 	PIDs       map[string]int `json:"pids,omitempty"`
+	// Hub is a managed cluster's standing on the hub (accepted, denied,
+	// pending), when the hub can be read.
+	Hub Acceptance `json:"hub,omitempty"`
 }
 
 // Component states.
@@ -64,6 +67,7 @@ func Get(opts Options) (*Status, error) {
 
 func status(opts *Options, rec *record) (*Status, error) {
 	st := &Status{DataDir: opts.DataDir}
+	var standing map[string]Acceptance
 	for _, name := range append([]string{hubName}, rec.Clusters...) {
 		c := Component{Name: name, Kind: "control-plane", State: StateStopped, Kubeconfig: kubeconfigPath(opts, name)}
 		if cp, err := controlplane.Attach(opts.cpDir(name)); err == nil {
@@ -73,6 +77,9 @@ func status(opts *Options, rec *record) (*Status, error) {
 			case len(running) == 3:
 				c.State = StateRunning
 				c.PIDs = cp.PIDs()
+				if name == hubName {
+					standing = hubAcceptance(opts.HubKubeconfig())
+				}
 			case len(running) > 0:
 				c.State = StatePartial
 				c.PIDs = map[string]int{}
@@ -80,6 +87,9 @@ func status(opts *Options, rec *record) (*Status, error) {
 					c.PIDs[r] = cp.PIDs()[r]
 				}
 			}
+		}
+		if name != hubName {
+			c.Hub = standing[name]
 		}
 		st.Components = append(st.Components, c)
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	AppliedWorkEvictionGracePeriod time.Duration
 	// Workers is the number of ManifestWorks reconciled at once. Default 4.
 	Workers int
+	// CleanupOnly, when it returns true, makes the agent apply nothing: it only
+	// finishes the deletion of works being deleted (the cluster itself is being
+	// deleted, and its works with it). Default nil: deliver everything.
+	CleanupOnly func() bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -161,6 +165,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		resync:      opts.StatusSyncInterval,
 		written:     map[string]string{},
 		failures:    map[string]int{},
+		cleanupOnly: opts.CleanupOnly,
 	}
 	// The classic work queue, not controller-runtime's priority queue: with
 	// v0.23.3 the priority queue can deadlock at shutdown under load (its

@@ -52,6 +52,9 @@ type reconciler struct {
 	written map[string]string
 	// failures counts consecutive passes with a failing manifest, per work.
 	failures map[string]int
+	// cleanupOnly (optional) says the cluster is being deleted: finish
+	// deletions, apply nothing.
+	cleanupOnly func() bool
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
@@ -77,6 +80,11 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx)
 	if work.DeletionTimestamp != nil {
 		return r.finalize(ctx, work)
+	}
+	if r.cleanupOnly != nil && r.cleanupOnly() {
+		// The cluster is being deleted: nothing new reaches it. The hub deletes
+		// this work too, and the deletion is handled above.
+		return ctrl.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
 		controllerutil.AddFinalizer(work, workv1.ManifestWorkFinalizer)

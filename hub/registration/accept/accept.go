@@ -2,8 +2,10 @@
 // For each named cluster it sets spec.hubAcceptsClient=true on the ManagedCluster
 // and approves the cluster's pending CSRs, but only those made by the bootstrap
 // identity that pass the hub's CSR checks, and only when a single CSR asks for the
-// cluster: two mean someone else wants the name (see checkPending). A cluster that
-// already joined gets a new bootstrap CSR approved only with Force.
+// cluster: two mean someone else wants the name (see decidePending). A cluster
+// that already joined keeps its certificate: accepting it again (after a deny)
+// approves no CSR and reports the pending ones; Force approves its one new
+// bootstrap CSR.
 package accept
 
 import (
@@ -106,7 +108,7 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 		if err != nil {
 			return false, err
 		}
-		return len(pending) > 0 || cluster.Spec.HubAcceptsClient, nil
+		return len(pending) > 0 || cluster.Spec.HubAcceptsClient || joinedBefore(cluster, allCSRs), nil
 	}
 	if opts.Wait {
 		fmt.Fprintf(opts.Progress, "==> waiting for cluster %s to ask to join\n", name)
@@ -122,7 +124,9 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 	if cluster.Name == "" {
 		return fmt.Errorf("ManagedCluster %s not found on the hub: has its agent run `flotilla join` yet? (use --wait to wait for it)", name)
 	}
-	if err := checkPending(cluster, pending, joinedBefore(cluster, allCSRs), opts.Force); err != nil {
+	joined := joinedBefore(cluster, allCSRs)
+	approve, report, err := decidePending(cluster, pending, joined, opts.Force)
+	if err != nil {
 		return err
 	}
 	if cluster.Spec.HubAcceptsClient {
@@ -135,20 +139,23 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 		}
 		fmt.Fprintf(opts.Progress, "==> accepted cluster %s (spec.hubAcceptsClient=true)\n", name)
 	}
-	if len(pending) > 0 {
+	if report != "" {
+		fmt.Fprintln(opts.Progress, report)
+	}
+	if len(approve) > 0 {
 		// Approve only once the hub has granted the cluster its RBAC, so the new
 		// certificate works from its first request.
 		if err := waitAccepted(ctx, c, name, opts.Timeout); err != nil {
 			return err
 		}
 	}
-	for _, r := range pending {
+	for _, r := range approve {
 		if err := csr.SetApproved(ctx, c, r, "Approved by "+who(opts.Config)+" with flotilla accept"); err != nil {
 			return fmt.Errorf("approve CSR %s: %w", r.Name, err)
 		}
 		fmt.Fprintf(opts.Progress, "==> approved CSR %s of cluster %s\n", r.Name, name)
 	}
-	if len(pending) == 0 && !hasJoined(cluster) {
+	if len(pending) == 0 && !joined {
 		fmt.Fprintf(opts.Progress, "cluster %s has no pending CSR from its bootstrap identity yet; its agent will be approved when it asks (or run accept again)\n", name)
 	}
 	return nil
@@ -176,29 +183,35 @@ func pendingCSRs(ctx context.Context, c client.Client, cluster string) (pending,
 	return pending, all, nil
 }
 
-// checkPending refuses to approve when the pending bootstrap CSRs could come from
-// someone other than the cluster's agent. Every cluster shares the bootstrap
-// identity and anyone holding a token can read a pending CSR's subject, so an
-// impostor can copy the real agent's name exactly: only the key tells them apart,
-// and an agent keeps one pending CSR (it reuses it across restarts). So:
-//   - more than one pending bootstrap CSR: refuse, listing them;
-//   - a cluster that already joined asks with its bootstrap identity again only
-//     after losing its credential: approve that only when the admin says so (force).
-func checkPending(cluster *clusterv1.ManagedCluster, pending []*certificatesv1.CertificateSigningRequest, joined, force bool) error {
+// decidePending says which pending bootstrap CSRs accept approves, and what it
+// reports instead of approving. Every cluster shares the bootstrap identity and
+// anyone holding a token can read a pending CSR's subject, so an impostor can
+// copy the real agent's name exactly: only the key tells them apart, and an
+// agent keeps one pending CSR (it reuses it across restarts). So:
+//   - a cluster that already joined holds its certificate: accepting it (again,
+//     after a deny) needs no CSR, and pending bootstrap CSRs under its name are
+//     only reported. Its agent asks with the bootstrap identity again only after
+//     losing its credential: force approves that one CSR;
+//   - more than one pending bootstrap CSR to approve: refuse, listing them.
+func decidePending(cluster *clusterv1.ManagedCluster, pending []*certificatesv1.CertificateSigningRequest, joined, force bool) (approve []*certificatesv1.CertificateSigningRequest, report string, err error) {
 	name := cluster.Name
+	if joined && !force {
+		if len(pending) == 0 {
+			return nil, "", nil
+		}
+		return nil, fmt.Sprintf("cluster %s has already joined and keeps its certificate, so no CSR was approved; %d pending bootstrap CSR(s) ask for its name: %s. "+
+			"An agent asks again only after losing its credential, and anyone with a bootstrap token can copy its name: if the cluster's owner confirms the requester and key, run accept again with --force; otherwise delete them (kubectl delete csr NAME)",
+			name, len(pending), describe(pending)), nil
+	}
 	if len(pending) > 1 {
 		keys := map[string]bool{}
 		for _, r := range pending {
 			keys[keyFingerprint(r)] = true
 		}
-		return fmt.Errorf("%d pending bootstrap CSRs (%d distinct keys) ask for cluster %s: %s; refusing to guess which is the real agent: delete the wrong ones (kubectl delete csr NAME) and run accept again",
+		return nil, "", fmt.Errorf("%d pending bootstrap CSRs (%d distinct keys) ask for cluster %s: %s; refusing to guess which is the real agent: delete the wrong ones (kubectl delete csr NAME) and run accept again",
 			len(pending), len(keys), name, describe(pending))
 	}
-	if len(pending) == 1 && joined && !force {
-		return fmt.Errorf("cluster %s has already joined, yet a new bootstrap CSR asks for it: %s; an agent asks again only after losing its credential, and anyone with a bootstrap token can copy its name: check the requester and key with the cluster's owner, then run accept again with --force (or delete the CSR)",
-			name, describe(pending))
-	}
-	return nil
+	return pending, "", nil
 }
 
 // describe lists CSRs as "name (requester, agent, key sha256:...)".

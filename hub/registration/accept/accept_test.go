@@ -26,7 +26,7 @@ func keyPEM(t *testing.T) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }
 
-func TestCheckPending(t *testing.T) {
+func TestDecidePending(t *testing.T) {
 	key := keyPEM(t)
 	mk := func(name, agent string, key []byte) *certificatesv1.CertificateSigningRequest {
 		r, err := registration.BuildCSR("c1", agent, key, 0)
@@ -42,29 +42,41 @@ func TestCheckPending(t *testing.T) {
 		name          string
 		pending       list
 		joined, force bool
-		want          string // "" = approve
+		approve       list
+		report, err   string // substrings; "" = none
 	}{
-		{"nothing pending", nil, false, false, ""},
-		{"one CSR, new cluster", list{real}, false, false, ""},
-		{"impostor with the same agent name", list{real, sameNameOtherKey}, false, false, "2 distinct keys"},
-		{"force does not pick between two", list{real, sameNameOtherKey}, false, true, "refusing to guess"},
-		{"two CSRs with one key", list{real, sameKeyAgain}, false, false, "1 distinct keys"},
-		{"joined cluster asks again", list{real}, true, false, "--force"},
-		{"joined cluster asks again, admin forces", list{real}, true, true, ""},
-		{"joined cluster, nothing pending", nil, true, false, ""},
+		{name: "nothing pending"},
+		{name: "one CSR, new cluster", pending: list{real}, approve: list{real}},
+		{name: "impostor with the same agent name", pending: list{real, sameNameOtherKey}, err: "2 distinct keys"},
+		{name: "force does not pick between two", pending: list{real, sameNameOtherKey}, force: true, err: "refusing to guess"},
+		{name: "two CSRs with one key", pending: list{real, sameKeyAgain}, err: "1 distinct keys"},
+		{name: "joined cluster: a CSR under its name is reported, not approved", pending: list{real}, joined: true, report: "no CSR was approved"},
+		{name: "re-accept of a denied cluster with a forged CSR pending", pending: list{sameNameOtherKey}, joined: true, report: "--force"},
+		{name: "joined cluster with two forged CSRs: still only reported", pending: list{real, sameNameOtherKey}, joined: true, report: "2 pending"},
+		{name: "joined cluster asks again, admin forces", pending: list{real}, joined: true, force: true, approve: list{real}},
+		{name: "joined cluster, nothing pending", joined: true},
 	}
 	cluster := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkPending(cluster, tt.pending, tt.joined, tt.force)
-			if tt.want == "" {
-				assert.NoError(t, err)
+			approve, report, err := decidePending(cluster, tt.pending, tt.joined, tt.force)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				for _, r := range tt.pending {
+					assert.Contains(t, err.Error(), r.Name, "each CSR is listed")
+				}
 				return
 			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			require.NoError(t, err)
+			assert.Equal(t, tt.approve, approve)
+			if tt.report == "" {
+				assert.Empty(t, report)
+				return
+			}
+			assert.Contains(t, report, tt.report)
 			for _, r := range tt.pending {
-				assert.Contains(t, err.Error(), r.Name, "each CSR is listed")
+				assert.Contains(t, report, r.Name, "each CSR is listed")
 			}
 		})
 	}

@@ -1,0 +1,159 @@
+package klusterlet
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+)
+
+// delivery is what the hub lets the work agent do, read from the cluster's own
+// ManagedCluster (which the cluster's credential can still read after a deny).
+type delivery int
+
+const (
+	// deliverNothing: the hub does not accept the cluster (denied, not yet
+	// granted, deleted, or not known yet). The work agent does not run, so it
+	// holds no watch on the hub and applies nothing.
+	deliverNothing delivery = iota
+	// deliverCleanup: the cluster is being deleted. The work agent only finishes
+	// the deletion of works (removing what they applied); it applies nothing.
+	deliverCleanup
+	// deliverAll: accepted, and the hub has granted the cluster its rights.
+	deliverAll
+)
+
+func (d delivery) String() string {
+	switch d {
+	case deliverCleanup:
+		return "cleanup only (the cluster is being deleted)"
+	case deliverAll:
+		return "accepted"
+	default:
+		return "not accepted"
+	}
+}
+
+// deliveryFor decides from the ManagedCluster (nil: gone). A deny
+// (spec.hubAcceptsClient=false) counts the moment the spec says so, before the
+// hub has revoked anything; an acceptance counts once the hub has granted the
+// rights (HubAcceptedManagedCluster=True), so the work agent never starts
+// against RBAC that is not there yet.
+func deliveryFor(mc *clusterv1.ManagedCluster) delivery {
+	switch {
+	case mc == nil:
+		return deliverNothing
+	case mc.DeletionTimestamp != nil:
+		return deliverCleanup
+	case !mc.Spec.HubAcceptsClient:
+		return deliverNothing
+	case !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted):
+		return deliverNothing
+	default:
+		return deliverAll
+	}
+}
+
+// watchOwnCluster watches the cluster's ManagedCluster (one object, by a field
+// selector on its name) and sends the delivery it allows on every change. Only
+// the latest value waits in the channel. It runs until ctx ends.
+func watchOwnCluster(ctx context.Context, hubConfig *rest.Config, cluster string, out chan delivery, log logr.Logger) error {
+	cs, err := clusterclient.NewForConfig(hubConfig)
+	if err != nil {
+		return err
+	}
+	factory := clusterinformers.NewSharedInformerFactoryWithOptions(cs, 0,
+		clusterinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + cluster }))
+	inf := factory.Cluster().V1().ManagedClusters().Informer()
+	send := func(d delivery) {
+		select {
+		case <-out: // drop the stale value
+		default:
+		}
+		out <- d
+	}
+	onObj := func(obj interface{}) {
+		if mc, ok := obj.(*clusterv1.ManagedCluster); ok && mc.Name == cluster {
+			send(deliveryFor(mc))
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    onObj,
+		UpdateFunc: func(_, obj interface{}) { onObj(obj) },
+		DeleteFunc: func(interface{}) { send(deliverNothing) },
+	}); err != nil {
+		return err
+	}
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		log.V(1).Info("watching the cluster's own ManagedCluster on the hub", "error", err.Error())
+	})
+	factory.Start(ctx.Done())
+	<-ctx.Done()
+	factory.Shutdown()
+	return nil
+}
+
+// workRunner runs the work agent until its context ends; cleanupOnly tells it,
+// at any moment, to apply nothing and only finish deletions.
+type workRunner func(ctx context.Context, cleanupOnly func() bool) error
+
+// superviseWork runs the work agent exactly while the hub allows delivery: it
+// starts it on acceptance, stops it (closing every hub watch it holds) the
+// moment the cluster's ManagedCluster says it is no longer accepted, switches it
+// to cleanup-only while the cluster is being deleted, and restarts it after
+// retry when it fails on its own. It returns when ctx ends.
+func superviseWork(ctx context.Context, states <-chan delivery, run workRunner, retry time.Duration, log logr.Logger) {
+	var (
+		current = deliverNothing
+		cleanup atomic.Bool
+		cancel  context.CancelFunc
+		done    chan error
+		backoff <-chan time.Time
+	)
+	stop := func() {
+		if cancel == nil {
+			return
+		}
+		cancel()
+		<-done
+		cancel, done = nil, nil
+	}
+	defer stop()
+	for {
+		cleanup.Store(current == deliverCleanup)
+		switch {
+		case current == deliverNothing && cancel != nil:
+			stop()
+			log.Info("the hub does not accept this cluster now: work agent stopped and its hub watches closed; it resumes when the cluster is accepted again")
+		case current != deliverNothing && cancel == nil && backoff == nil:
+			var wctx context.Context
+			wctx, cancel = context.WithCancel(ctx)
+			done = make(chan error, 1)
+			go func(d chan error) { d <- run(wctx, cleanup.Load) }(done)
+			log.Info("work agent started", "delivery", current.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case current = <-states:
+		case err := <-done:
+			cancel()
+			cancel, done = nil, nil
+			if ctx.Err() != nil {
+				return
+			}
+			log.Error(err, "work agent stopped; restarting", "after", retry)
+			backoff = time.After(retry)
+		case <-backoff:
+			backoff = nil
+		}
+	}
+}

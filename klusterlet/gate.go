@@ -118,6 +118,12 @@ func superviseWork(ctx context.Context, states <-chan delivery, run workRunner, 
 		done    chan error
 		backoff <-chan time.Time
 	)
+	start := func() (context.CancelFunc, chan error) {
+		wctx, c := context.WithCancel(ctx)
+		d := make(chan error, 1)
+		go func() { d <- run(wctx, cleanup.Load) }()
+		return c, d
+	}
 	stop := func() {
 		if cancel == nil {
 			return
@@ -134,10 +140,7 @@ func superviseWork(ctx context.Context, states <-chan delivery, run workRunner, 
 			stop()
 			log.Info("the hub does not accept this cluster now: work agent stopped and its hub watches closed; it resumes when the cluster is accepted again")
 		case current != deliverNothing && cancel == nil && backoff == nil:
-			var wctx context.Context
-			wctx, cancel = context.WithCancel(ctx)
-			done = make(chan error, 1)
-			go func(d chan error) { d <- run(wctx, cleanup.Load) }(done)
+			cancel, done = start()
 			log.Info("work agent started", "delivery", current.String())
 		}
 		select {

@@ -69,7 +69,7 @@ func heldConditions(work *workv1.ManifestWork, hold Hold) []metav1.Condition {
 	applied := meta.FindStatusCondition(work.Status.Conditions, workv1.WorkApplied)
 	reason, message := hold.Reason, hold.Message
 	if reason == "" {
-		if applied == nil || (applied.Reason != ReasonClusterDenied && applied.Reason != ReasonClusterDeleting) {
+		if applied == nil || (applied.Reason != ReasonClusterDenied && applied.Reason != ReasonClusterDeleting && applied.Reason != ReasonAwaitingAgent) {
 			return nil
 		}
 		reason = ReasonAwaitingAgent

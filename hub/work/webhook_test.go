@@ -17,11 +17,13 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -76,10 +78,13 @@ func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
 	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return mgr.GetWebhookServer().StartedChecker()(nil) == nil }, 30*time.Second, 50*time.Millisecond)
-	for _, ns := range []string{"cluster1", "not-a-cluster"} {
+	for _, ns := range []string{"cluster1", "cluster2", "not-a-cluster"} {
 		require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
-	require.NoError(t, admin.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster1"}}))
+	for _, name := range []string{"cluster1", "cluster2"} {
+		require.NoError(t, admin.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}))
+	}
 	// A work from before the webhook, that it would refuse.
 	require.NoError(t, admin.Create(ctx, mw("cluster1", "legacy", cm("app", "a", 1), cm("app", "a", 1))))
 	require.NoError(t, admin.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
@@ -195,6 +200,101 @@ func TestWebhook(t *testing.T) {
 		l, err := cs.EventsV1().Events("cluster1").List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		assert.False(t, hasEvent(l.Items, "fine", work.ReasonNotAClusterNamespace))
+	})
+}
+
+// TestDeniedCluster: nothing new may be written where a denied or deleted
+// cluster's agent could still be watching, and its works show they are not
+// delivered.
+func TestDeniedCluster(t *testing.T) {
+	_, c, _ := startHub(t)
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: "cluster2", Name: "web"}
+	require.NoError(t, c.Create(ctx, mw("cluster2", "web", cm("app", "a", 1))))
+	// The agent applied generation 1 and said so.
+	w := &workv1.ManifestWork{}
+	require.NoError(t, c.Get(ctx, key, w))
+	w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete",
+		Message: "applied", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}
+	w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{Conditions: []metav1.Condition{{Type: workv1.ManifestApplied,
+		Status: metav1.ConditionTrue, Reason: "AppliedManifestComplete", Message: "applied", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}}}
+	require.NoError(t, c.Status().Update(ctx, w))
+
+	setAccepts := func(accepts bool) {
+		mc := &clusterv1.ManagedCluster{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "cluster2"}, mc))
+		mc.Spec.HubAcceptsClient = accepts
+		require.NoError(t, c.Update(ctx, mc))
+		meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionHubAccepted,
+			Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted", Message: "accepted"})
+		if !accepts {
+			meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionHubAccepted,
+				Status: metav1.ConditionFalse, Reason: "HubClusterAdminDenied", Message: "denied"})
+		}
+		require.NoError(t, c.Status().Update(ctx, mc))
+	}
+	change := func(n int) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error { // the hub writes the status meanwhile
+			w := &workv1.ManifestWork{}
+			require.NoError(t, c.Get(ctx, key, w))
+			w.Spec.Workload.Manifests[0].Raw = []byte(cm("app", "a", n))
+			return c.Update(ctx, w)
+		})
+	}
+	applied := func() *metav1.Condition {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, key, w))
+		return meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
+	}
+
+	setAccepts(false)
+	t.Run("a change to a denied cluster's work is refused, naming the cluster and the way back", func(t *testing.T) {
+		err := change(2)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `ManifestWork cluster2/web cannot be created or changed: cluster cluster2 is denied by the hub (spec.hubAcceptsClient=false)`)
+		assert.Contains(t, err.Error(), "flotilla accept --clusters cluster2")
+		assert.ErrorContains(t, c.Create(ctx, mw("cluster2", "new", cm("app", "b", 1))), "cluster cluster2 is denied by the hub")
+	})
+	t.Run("writes that carry nothing new still pass", func(t *testing.T) {
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			w := &workv1.ManifestWork{}
+			require.NoError(t, c.Get(ctx, key, w))
+			w.Labels = map[string]string{"team": "a"}
+			return c.Update(ctx, w)
+		}))
+	})
+	t.Run("the hub shows the work as not delivered", func(t *testing.T) {
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			cond := applied()
+			if assert.NotNil(ct, cond) {
+				assert.Equal(ct, metav1.ConditionUnknown, cond.Status)
+				assert.Equal(ct, work.ReasonClusterDenied, cond.Reason)
+				assert.Contains(ct, cond.Message, "the last generation it applied is 1")
+			}
+		}, 30*time.Second, 100*time.Millisecond)
+	})
+	setAccepts(true)
+	t.Run("accepted again: changes pass and the hub waits for the agent", func(t *testing.T) {
+		require.NoError(t, change(3))
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			cond := applied()
+			if assert.NotNil(ct, cond) {
+				assert.Equal(ct, work.ReasonAwaitingAgent, cond.Reason)
+				assert.Contains(ct, cond.Message, "waiting for its agent to apply generation 2")
+			}
+		}, 30*time.Second, 100*time.Millisecond)
+	})
+	t.Run("nothing new for a cluster being deleted; its works can go", func(t *testing.T) {
+		mc := &clusterv1.ManagedCluster{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "cluster2"}, mc))
+		mc.Finalizers = []string{"test.flotilla.dev/hold"}
+		require.NoError(t, c.Update(ctx, mc))
+		require.NoError(t, c.Delete(ctx, mc))
+		assert.ErrorContains(t, change(4), "cluster cluster2 is being deleted: nothing new reaches it, and its works can only be deleted")
+		require.NoError(t, c.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "cluster2", Name: "web"}}))
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Name: "cluster2"}, mc))
+		mc.Finalizers = nil
+		require.NoError(t, c.Update(ctx, mc))
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
+	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/hub/registration/rbac"
 )
 
@@ -181,6 +183,23 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 		if err := applyRoleBinding(ctx, r.Client, rb); err != nil {
 			return err
 		}
+	}
+	return ensureLease(ctx, r.Client, name)
+}
+
+// ensureLease creates the cluster's heartbeat Lease when it is missing, as
+// OCM's hub does on acceptance: OCM's agents only get and update it.
+func ensureLease(ctx context.Context, c client.Client, cluster string) error {
+	lease := &coordinationv1.Lease{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: cluster, Name: health.LeaseName}, lease)
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	now := metav1.NowMicro()
+	lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: health.LeaseName, Labels: rbac.ClusterLabels(cluster)},
+		Spec: coordinationv1.LeaseSpec{RenewTime: &now}}
+	if err := c.Create(ctx, lease); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("lease %s/%s: %w", cluster, health.LeaseName, err)
 	}
 	return nil
 }

@@ -116,8 +116,10 @@ func TestDenyAfterAgentDroppedItsCondition(t *testing.T) {
 	require.True(t, meta.IsStatusConditionTrue(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
 
 	agent := agentClient(t, name)
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "managed-cluster-lease", Namespace: name}}
-	require.Eventually(t, func() bool { return agent.Create(ctx, lease) == nil }, timeout, tick, "an accepted agent may create its lease")
+	lease := &coordinationv1.Lease{}
+	require.Eventually(t, func() bool {
+		return agent.Get(ctx, client.ObjectKey{Namespace: name, Name: "managed-cluster-lease"}, lease) == nil && agent.Update(ctx, lease) == nil
+	}, timeout, tick, "the hub created the lease on acceptance, and an accepted agent may renew it")
 
 	// The agent strips the condition with its own credential.
 	require.Eventually(t, func() bool {

@@ -10,14 +10,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
 	"flotilla.dev/flotilla/internal/devenv"
 )
@@ -98,6 +102,34 @@ func TestDevUpStatusDown(t *testing.T) {
 	out, err = run(t, "dev", "up", "--clusters", "0", "--data-dir", dataDir)
 	require.NoError(t, err, out, "--clusters 0 means: what the environment has")
 
+	// An admin denies cluster1; restarting a stopped component with dev up
+	// leaves the deny alone, and dev status shows it.
+	assert.Equal(t, devenv.AcceptanceAccepted, componentOf(st, "cluster1").Hub)
+	hubClusters := clusters(t, filepath.Join(dataDir, "hub.kubeconfig"))
+	_, err = hubClusters.ClusterV1().ManagedClusters().Patch(ctx, "cluster1", types.MergePatchType,
+		[]byte(`{"spec":{"hubAcceptsClient":false}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return componentOf(status(t, dataDir), "cluster1").Hub == devenv.AcceptanceDenied
+	}, time.Minute, 200*time.Millisecond, "dev status shows the deny")
+	out, err = run(t, "dev", "status", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Regexp(t, `cluster1\s+control-plane\s+running\s+denied`, out)
+	klusterletPID := componentOf(status(t, dataDir), "klusterlet-cluster1").PIDs["flotilla"]
+	require.NotZero(t, klusterletPID)
+	require.NoError(t, syscall.Kill(klusterletPID, syscall.SIGTERM))
+	require.Eventually(t, func() bool {
+		return componentOf(status(t, dataDir), "klusterlet-cluster1").State == devenv.StateStopped
+	}, time.Minute, 200*time.Millisecond)
+	out, err = run(t, "dev", "up", "--data-dir", dataDir)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "cluster1: denied on the hub (spec.hubAcceptsClient=false); dev up leaves it denied")
+	mc, err := hubClusters.ClusterV1().ManagedClusters().Get(ctx, "cluster1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, mc.Spec.HubAcceptsClient, "dev up did not undo the deny")
+	assert.Equal(t, devenv.AcceptanceDenied, componentOf(status(t, dataDir), "cluster1").Hub)
+	pids = pidsOf(status(t, dataDir))
+
 	out, err = run(t, "dev", "down", "--data-dir", dataDir)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "stopped hub control plane")
@@ -134,6 +166,22 @@ func TestDevUpErrors(t *testing.T) {
 	out, err = run(t, "dev", "status", "--data-dir", dataDir, "-o", "xml")
 	require.Error(t, err)
 	assert.Contains(t, out, `unknown output format "xml"`)
+}
+
+func componentOf(st *devenv.Status, name string) devenv.Component {
+	for _, c := range st.Components {
+		if c.Name == name {
+			return c
+		}
+	}
+	return devenv.Component{}
+}
+
+func clusters(t *testing.T, kubeconfig string) clusterclient.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	return clusterclient.NewForConfigOrDie(cfg)
 }
 
 func pidsOf(st *devenv.Status) []int {

@@ -256,3 +256,34 @@ func TestDeletedClusterAsksAgain(t *testing.T) {
 	waitCondition(t, "phoenix", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
 	waitCondition(t, "phoenix", clusterv1.ManagedClusterConditionAvailable, metav1.ConditionTrue)
 }
+
+// TestReacceptWithForgedCSR: a denied cluster that holds its certificate is
+// accepted again without any CSR, although a token holder filed a bootstrap
+// CSR under its name meanwhile; that CSR is reported, never approved, and the
+// cluster works again with its old certificate.
+func TestReacceptWithForgedCSR(t *testing.T) {
+	ctx := context.Background()
+	a := newAgent(t, env.Clusters[1], "reaccept-me", "agent-reaccept").start()
+	acceptClusters(t, "reaccept-me")
+	waitCondition(t, "reaccept-me", clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)
+	cred := a.credential()
+
+	require.NoError(t, updateCluster(env.Hub.Config, "reaccept-me", func(mc *clusterv1.ManagedCluster) { mc.Spec.HubAcceptsClient = false }))
+	waitCondition(t, "reaccept-me", clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionFalse, "HubClusterAdminDenied")
+	forged := createCSR(t, kube(bootstrapConfig(t)), "reaccept-me", "reaccept-me", "evil", nil)
+
+	var out bytes.Buffer
+	require.NoError(t, accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: []string{"reaccept-me"}, Progress: &out}),
+		"a pending forged CSR does not block a re-accept")
+	assert.Contains(t, out.String(), "accepted cluster reaccept-me")
+	assert.Contains(t, out.String(), "no CSR was approved")
+	assert.Contains(t, out.String(), forged, "the pending CSR is reported")
+	waitCondition(t, "reaccept-me", clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionTrue)
+	r, err := kube(env.Hub.Config).CertificatesV1().CertificateSigningRequests().Get(ctx, forged, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.False(t, approved(r), "the forged CSR stays unapproved")
+	require.Eventually(t, func() bool {
+		_, err := kube(cred).CoordinationV1().Leases("reaccept-me").Get(ctx, registration.LeaseName, metav1.GetOptions{})
+		return err == nil
+	}, timeout, tick, "the old certificate works again")
+}

@@ -25,8 +25,8 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"flotilla.dev/flotilla/hub"
-	hubwork "flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/hub/registration/accept"
+	hubwork "flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"

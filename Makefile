@@ -14,7 +14,7 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build controlplane test demo demo-down bench lint manifests verify clean
+.PHONY: all build controlplane test fuzz demo demo-down bench lint manifests verify clean
 
 all: build
 
@@ -29,6 +29,11 @@ controlplane:
 ## test: unit and integration tests on real apiservers (builds what it needs first)
 test: controlplane build
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+
+## fuzz: every native Go fuzz target for FUZZTIME each (failures become testdata/fuzz regression cases)
+FUZZTIME ?= 10s
+fuzz:
+	@hack/fuzz.sh $(FUZZTIME)
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

@@ -46,7 +46,11 @@ func readDocuments(name string, data []byte) ([]*unstructured.Unstructured, erro
 					if !ok {
 						return nil, fmt.Errorf("%s: document %d: items[%d] is not an object", name, i, j)
 					}
-					out = append(out, &unstructured.Unstructured{Object: im})
+					item := &unstructured.Unstructured{Object: im}
+					if item.GetKind() == "" || item.GetAPIVersion() == "" {
+						return nil, fmt.Errorf("%s: document %d: items[%d] has no apiVersion or kind", name, i, j)
+					}
+					out = append(out, item)
 				}
 				continue
 			}

@@ -14,15 +14,24 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build controlplane test fuzz demo demo-down bench lint manifests verify clean
+.PHONY: all build image controlplane test fuzz demo demo-down bench lint manifests verify clean
 
 all: build
 
-## build: the flotilla binary -> bin/flotilla
+## build: the flotilla binary -> bin/flotilla (static: the same binary goes into the image)
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(FLOTILLA) ./cmd/flotilla
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION)" -o $(FLOTILLA) ./cmd/flotilla
 
-## controlplane: etcd, kube-apiserver, kube-controller-manager from source -> bin/controlplane (cached)
+# The image's name resolves locally once imported (manifests use imagePullPolicy IfNotPresent).
+IMAGE_REGISTRY ?= ghcr.io/flotilla-dev
+IMAGE         ?= $(IMAGE_REGISTRY)/flotilla:$(VERSION)
+IMAGE_ARCHIVE ?= $(BIN)/flotilla-image.tar
+
+## image: OCI image of bin/flotilla (FROM scratch, user 65532), no Docker, no registry -> bin/flotilla-image.tar
+image: build
+	$(GO) run ./hack/image --binary $(FLOTILLA) --ref $(IMAGE) --out $(IMAGE_ARCHIVE)
+
+## controlplane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet from source -> bin/controlplane (cached)
 controlplane:
 	@hack/build-controlplane.sh $(CONTROLPLANE)
 

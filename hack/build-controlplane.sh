@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the control-plane binaries Flotilla's local default and tests run on:
-# kube-apiserver and kube-controller-manager (k8s.io/kubernetes v1.35.0) and etcd
+# kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes
+# v1.35.0), the kubelet of the nodes of `flotilla dev up --nodes`, and etcd
 # (v3.6.5), compiled from source through the Go module proxy. Nothing prebuilt is
 # downloaded. A binary is rebuilt only when missing or built for another version;
 # the Go build cache makes later builds on the same machine fast.
@@ -44,4 +45,6 @@ done
 build etcd "$ETCD_VERSION" "$root/hack/controlplane/etcd" go.etcd.io/etcd/server/v3 "-s -w"
 build kube-apiserver "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kube-apiserver "$kube_ldflags"
 build kube-controller-manager "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kube-controller-manager "$kube_ldflags"
+build kube-scheduler "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
+build kubelet "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kubelet "$kube_ldflags"
 echo "controlplane: ready in $out"

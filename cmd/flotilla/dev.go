@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"flotilla.dev/flotilla/internal/devenv"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
@@ -26,8 +27,25 @@ func newDevCommand() *cobra.Command {
 	var opts devenv.Options
 	cmd.PersistentFlags().StringVar(&opts.DataDir, "data-dir", devenv.DefaultDataDir, "Folder that holds the environment's data")
 	cmd.PersistentFlags().StringVar(&opts.ControlPlaneDir, "controlplane-dir", "", "Folder with etcd, kube-apiserver and kube-controller-manager (default: $FLOTILLA_CONTROLPLANE_DIR or bin/controlplane)")
-	cmd.AddCommand(newDevUpCommand(&opts), newDevDownCommand(&opts), newDevStatusCommand(&opts))
+	cmd.AddCommand(newDevUpCommand(&opts), newDevDownCommand(&opts), newDevStatusCommand(&opts), newDevPauseCommand())
 	return cmd
+}
+
+// newDevPauseCommand is what the nodes' Pod sandboxes run (the pause image is
+// the flotilla binary): it waits for SIGTERM or SIGINT and exits.
+func newDevPauseCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "pause",
+		Short:  "Hold a Pod sandbox open until stopped (the nodes' pause image runs this)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			return nil
+		},
+	}
 }
 
 func newDevUpCommand(opts *devenv.Options) *cobra.Command {
@@ -40,6 +58,9 @@ func newDevUpCommand(opts *devenv.Options) *cobra.Command {
 			defer stop()
 			o := *opts
 			o.Out = cmd.OutOrStdout()
+			if o.Image == "" {
+				o.Image = image.Ref("", imageTag())
+			}
 			res, err := devenv.Up(ctx, o)
 			if err != nil {
 				return err
@@ -49,7 +70,19 @@ func newDevUpCommand(opts *devenv.Options) *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&opts.Clusters, "clusters", 0, fmt.Sprintf("Number of managed clusters, cluster1..clusterN (default %d for a new environment)", devenv.DefaultClusters))
+	cmd.Flags().BoolVar(&opts.Nodes, "nodes", false, "Give each managed cluster a real node (containerd and kubelet; needs root and "+
+		"Debian's containerd, runc, containernetworking-plugins and iptables) and run each klusterlet as a Pod from the flotilla image")
+	cmd.Flags().StringVar(&opts.Image, "image", "", "Name of the flotilla image the nodes run, built from this binary (default "+image.Ref("", "<version>")+")")
 	return cmd
+}
+
+// imageTag is the tag of the image this binary builds and `join` installs:
+// its version, or "latest" for a build without one.
+func imageTag() string {
+	if version == "" || version == "dev" {
+		return "latest"
+	}
+	return version
 }
 
 func printUpSummary(w io.Writer, res *devenv.Result) {

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -12,6 +13,8 @@ func newJoinCommand() *cobra.Command {
 		o          join.Options
 		kubeconfig string
 		kctx       string
+		registry   string
+		bundle     string
 	)
 	cmd := &cobra.Command{
 		Use:   "join --hub-token TOKEN --hub-apiserver URL --cluster-name NAME",
@@ -28,6 +31,9 @@ hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`"
 			}
 			o.SpokeConfig = cfg
 			o.Progress = cmd.ErrOrStderr()
+			if o.Image, err = join.ImageFor(o.Image, registry, bundle, imageTag()); err != nil {
+				return err
+			}
 			return join.Join(cmd.Context(), o)
 		},
 	}
@@ -40,7 +46,9 @@ hub admin then approves the cluster with ` + "`flotilla accept --clusters NAME`"
 	f.BoolVar(&o.Wait, "wait", false, "wait until the hub accepted the cluster and the agent holds its credential")
 	f.DurationVar(&o.Timeout, "timeout", 0, "how long --wait waits (default 5m)")
 	f.StringVar(&o.AgentNamespace, "agent-namespace", registration.DefaultAgentNamespace, "namespace of the klusterlet on the managed cluster")
-	f.StringVar(&o.Image, "image", join.DefaultImage, "klusterlet image")
+	f.StringVar(&o.Image, "image", "", "klusterlet image, in full (default "+image.Ref("", "<version>")+"; overrides --image-registry and --bundle-version)")
+	f.StringVar(&registry, "image-registry", image.DefaultRegistry, "registry (and path) the klusterlet image is pulled from, as clusteradm's --image-registry")
+	f.StringVar(&bundle, "bundle-version", "", "tag of the klusterlet image, as clusteradm's --bundle-version (default: this flotilla's version)")
 	f.BoolVar(&o.NoDeployment, "no-deployment", false, "write only the bootstrap secret; run the agent yourself with `flotilla klusterlet`")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&kctx, "context", "", "kubeconfig context")

@@ -29,8 +29,8 @@ func (cp *ControlPlane) apiServerArgs() []string {
 	p := cp.pkiPath
 	return []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(cp.Ports.EtcdClient),
-		"--bind-address=127.0.0.1",
-		"--advertise-address=127.0.0.1",
+		"--bind-address=" + cp.address,
+		"--advertise-address=" + cp.address,
 		"--secure-port=" + strconv.Itoa(cp.Ports.APIServer),
 		"--cert-dir=" + filepath.Join(cp.Dir, "pki"),
 		"--tls-cert-file=" + p("apiserver.crt"),
@@ -50,9 +50,39 @@ func (cp *ControlPlane) apiServerArgs() []string {
 	}
 }
 
-func (cp *ControlPlane) kcmArgs() []string {
+// apiServerNodeArgs let kubelets join (bootstrap tokens) and let the apiserver
+// reach them for logs and exec, by the InternalIP they report.
+func (cp *ControlPlane) apiServerNodeArgs() []string {
+	p := cp.pkiPath
+	return []string{
+		"--enable-bootstrap-token-auth=true",
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
+		"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
+	}
+}
+
+func (cp *ControlPlane) schedulerArgs() []string {
+	kubeconfig := filepath.Join(cp.Dir, "scheduler", "kubeconfig")
+	return []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(cp.Ports.Scheduler),
+		"--cert-dir=" + filepath.Join(cp.Dir, "scheduler"),
+		"--leader-elect=false",
+		"--profiling=false",
+	}
+}
+
+func (cp *ControlPlane) kcmArgs(nodes bool) []string {
 	p := cp.pkiPath
 	kubeconfig := filepath.Join(cp.Dir, "kcm", "kubeconfig")
+	controllers := KCMControllers
+	if nodes {
+		controllers = append(append([]string{}, KCMControllers...), NodeKCMControllers...)
+	}
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
@@ -61,7 +91,7 @@ func (cp *ControlPlane) kcmArgs() []string {
 		"--secure-port=" + strconv.Itoa(cp.Ports.ControllerManager),
 		"--cert-dir=" + filepath.Join(cp.Dir, "kcm"),
 		"--leader-elect=false",
-		"--controllers=" + strings.Join(KCMControllers, ","),
+		"--controllers=" + strings.Join(controllers, ","),
 		"--cluster-signing-cert-file=" + p("ca.crt"),
 		"--cluster-signing-key-file=" + p("ca.key"),
 		"--root-ca-file=" + p("ca.crt"),

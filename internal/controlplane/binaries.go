@@ -10,9 +10,13 @@ import (
 // etcd, kube-apiserver and kube-controller-manager.
 const EnvBinDir = "FLOTILLA_CONTROLPLANE_DIR"
 
-// Binaries are the paths of the three control-plane programs.
+// Binaries are the paths of the three control-plane programs, and of the two
+// that nodes need (empty when not built).
 type Binaries struct {
 	Etcd, APIServer, ControllerManager string
+	// Scheduler and Kubelet are found beside the others when built (`make
+	// controlplane` builds them); only `flotilla dev up --nodes` needs them.
+	Scheduler, Kubelet string
 }
 
 // FindBinaries locates the control-plane programs. It looks in dir when given,
@@ -42,6 +46,14 @@ func FindBinaries(dir string) (Binaries, error) {
 			ControllerManager: filepath.Join(d, "kube-controller-manager"),
 		}
 		if lastErr = b.check(); lastErr == nil {
+			for _, opt := range []struct {
+				field *string
+				name  string
+			}{{&b.Scheduler, "kube-scheduler"}, {&b.Kubelet, "kubelet"}} {
+				if st, err := os.Stat(filepath.Join(d, opt.name)); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+					*opt.field = filepath.Join(d, opt.name)
+				}
+			}
 			return b, nil
 		}
 	}

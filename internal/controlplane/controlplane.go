@@ -3,7 +3,9 @@ package controlplane
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -44,6 +46,15 @@ type Config struct {
 	StartTimeout time.Duration
 	// Progress, when set, receives one line per step for a person to read.
 	Progress func(format string, args ...any)
+	// Address is the IP the kube-apiserver listens on and advertises. Default
+	// 127.0.0.1. With nodes it is an address Pods can reach (the environment's
+	// bridge); it is also in the serving certificate, which is made on first start.
+	Address string
+	// Nodes prepares the control plane for kubelets: kube-scheduler runs too,
+	// kube-controller-manager adds the node controllers (CSR approval, node
+	// lifecycle, Pod GC), and kube-apiserver accepts bootstrap tokens and talks to
+	// kubelets (logs, exec) by InternalIP. Default false (no nodes, no scheduler).
+	Nodes bool
 }
 
 // Ports are the loopback ports a control plane listens on.
@@ -52,6 +63,8 @@ type Ports struct {
 	EtcdPeer          int `json:"etcdPeer"`
 	APIServer         int `json:"apiServer"`
 	ControllerManager int `json:"controllerManager"`
+	// Scheduler is 0 when the control plane runs no kube-scheduler (no nodes).
+	Scheduler int `json:"scheduler,omitempty"`
 }
 
 // ControlPlane is a running control plane.
@@ -70,22 +83,39 @@ type ControlPlane struct {
 	// Config is the admin rest config.
 	Config *rest.Config
 
-	procs []*process // in start order: etcd, kube-apiserver, kube-controller-manager
+	procs []*process // in start order: etcd, kube-apiserver, kube-controller-manager[, kube-scheduler]
+	// address is the apiserver's IP (Config.Address).
+	address string
 }
 
 // state is what Dir/state.json records, so that `flotilla dev` can find a
 // detached control plane again.
 type state struct {
-	Name  string         `json:"name"`
-	Ports Ports          `json:"ports"`
-	PIDs  map[string]int `json:"pids"`
+	Name    string         `json:"name"`
+	Ports   Ports          `json:"ports"`
+	PIDs    map[string]int `json:"pids"`
+	Address string         `json:"address,omitempty"`
 }
 
 const (
 	compEtcd = "etcd"
 	compAPI  = "kube-apiserver"
 	compKCM  = "kube-controller-manager"
+	compSch  = "kube-scheduler"
 )
+
+// components in start order.
+var components = []string{compEtcd, compAPI, compKCM, compSch}
+
+// NodeKCMControllers are added to KCMControllers when the control plane has
+// nodes: kubelet client CSRs are approved (bootstrap and rotation), nodes that
+// stop reporting are marked and their Pods evicted, orphaned Pods are removed.
+var NodeKCMControllers = []string{
+	"certificatesigningrequest-approving-controller",
+	"node-lifecycle-controller",
+	"taint-eviction-controller",
+	"pod-garbage-collector-controller",
+}
 
 // KCMControllers are the kube-controller-manager controllers a Flotilla control
 // plane runs: client-certificate signing, namespace deletion, garbage collection,
@@ -144,12 +174,21 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 			cfg.Ports = prev.Ports
 		}
 	}
-	ports, err := fillPorts(cfg.Ports)
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1"
+	}
+	if net.ParseIP(cfg.Address) == nil {
+		return nil, fmt.Errorf("control plane %s: address %q is not an IP", cfg.Name, cfg.Address)
+	}
+	if cfg.Nodes && cfg.Binaries.Scheduler == "" {
+		return nil, fmt.Errorf("control plane %s: nodes need kube-scheduler next to kube-apiserver: run `make controlplane`", cfg.Name)
+	}
+	ports, err := fillPorts(cfg.Ports, cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
 
-	cp := &ControlPlane{Name: cfg.Name, Dir: dir, Ports: ports, URL: "https://127.0.0.1:" + strconv.Itoa(ports.APIServer)}
+	cp := &ControlPlane{Name: cfg.Name, Dir: dir, Ports: ports, address: cfg.Address, URL: apiURL(cfg.Address, ports.APIServer)}
 	if err := cp.ensurePKI(); err != nil {
 		return nil, fmt.Errorf("control plane %s: certificates: %w", cfg.Name, err)
 	}
@@ -171,7 +210,16 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	}{
 		{compEtcd, cfg.Binaries.Etcd, cp.etcdArgs(cfg.FastEtcd), cp.etcdReady},
 		{compAPI, cfg.Binaries.APIServer, cp.apiServerArgs(), cp.apiServerReady},
-		{compKCM, cfg.Binaries.ControllerManager, cp.kcmArgs(), cp.kcmReady},
+		{compKCM, cfg.Binaries.ControllerManager, cp.kcmArgs(cfg.Nodes), cp.kcmReady},
+	}
+	if cfg.Nodes {
+		steps[1].args = append(steps[1].args, cp.apiServerNodeArgs()...)
+		steps = append(steps, struct {
+			comp  string
+			bin   string
+			args  []string
+			ready func(context.Context) error
+		}{compSch, cfg.Binaries.Scheduler, cp.schedulerArgs(), cp.schedulerReady})
 	}
 	for _, s := range steps {
 		if err := checkPortFree(s.comp, cp.portsOf(s.comp)); err != nil {
@@ -242,8 +290,12 @@ func Attach(dir string) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{Name: st.Name, Dir: dir, Ports: st.Ports, URL: "https://127.0.0.1:" + strconv.Itoa(st.Ports.APIServer)}
-	for _, comp := range []string{compEtcd, compAPI, compKCM} {
+	addr := st.Address
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	cp := &ControlPlane{Name: st.Name, Dir: dir, Ports: st.Ports, address: addr, URL: apiURL(addr, st.Ports.APIServer)}
+	for _, comp := range components {
 		if pid, ok := st.PIDs[comp]; ok {
 			cp.procs = append(cp.procs, &process{name: comp, pid: pid, logFile: filepath.Join(dir, "logs", comp+".log")})
 		}
@@ -255,7 +307,7 @@ func Attach(dir string) (*ControlPlane, error) {
 }
 
 func (cp *ControlPlane) writeState() error {
-	st := state{Name: cp.Name, Ports: cp.Ports, PIDs: cp.PIDs()}
+	st := state{Name: cp.Name, Ports: cp.Ports, PIDs: cp.PIDs(), Address: cp.address}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -283,7 +335,7 @@ func readState(dir string) (*state, error) {
 // has dir in its command line, so a recycled PID is not taken for ours.
 func (st *state) runningComponents(dir string) []string {
 	var out []string
-	for _, comp := range []string{compEtcd, compAPI, compKCM} {
+	for _, comp := range components {
 		if pidAlive(st.PIDs[comp], dir) {
 			out = append(out, comp)
 		}
@@ -297,13 +349,19 @@ func (cp *ControlPlane) portsOf(comp string) []int {
 		return []int{cp.Ports.EtcdClient, cp.Ports.EtcdPeer}
 	case compAPI:
 		return []int{cp.Ports.APIServer}
+	case compSch:
+		return []int{cp.Ports.Scheduler}
 	default:
 		return []int{cp.Ports.ControllerManager}
 	}
 }
 
-func fillPorts(p Ports) (Ports, error) {
-	for _, port := range []*int{&p.EtcdClient, &p.EtcdPeer, &p.APIServer, &p.ControllerManager} {
+func fillPorts(p Ports, scheduler bool) (Ports, error) {
+	want := []*int{&p.EtcdClient, &p.EtcdPeer, &p.APIServer, &p.ControllerManager}
+	if scheduler {
+		want = append(want, &p.Scheduler)
+	}
+	for _, port := range want {
 		if *port != 0 {
 			continue
 		}
@@ -327,6 +385,8 @@ func freePort() (int, error) {
 
 func checkPortFree(comp string, ports []int) error {
 	for _, port := range ports {
+		// Checked on 127.0.0.1 for every component: the apiserver's ports are
+		// picked there too, so a clash shows up either way.
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			return fmt.Errorf("%s needs 127.0.0.1:%d, which another process is using: stop that process "+
@@ -368,6 +428,26 @@ func (cp *ControlPlane) apiServerReady(ctx context.Context) error {
 		return err
 	}
 	return httpOK(ctx, client, cp.URL+"/readyz")
+}
+
+func (cp *ControlPlane) schedulerReady(ctx context.Context) error {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe only
+	return httpOK(ctx, client, "https://127.0.0.1:"+strconv.Itoa(cp.Ports.Scheduler)+"/healthz")
+}
+
+// Expected is the number of processes this control plane runs when complete.
+func (cp *ControlPlane) Expected() int {
+	if cp.Ports.Scheduler != 0 {
+		return 4
+	}
+	return 3
+}
+
+// Address is the IP the kube-apiserver listens on.
+func (cp *ControlPlane) Address() string { return cp.address }
+
+func apiURL(addr string, port int) string {
+	return "https://" + net.JoinHostPort(addr, strconv.Itoa(port))
 }
 
 func (cp *ControlPlane) kcmReady(ctx context.Context) error {
@@ -458,13 +538,16 @@ func (cp *ControlPlane) ensurePKI() error {
 			{"apiserver", pki.CertRequest{
 				CommonName: "kube-apiserver",
 				DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-				IPs:        []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+				IPs:        apiserverIPs(cp.address),
 			}},
 			{"admin", pki.CertRequest{CommonName: "flotilla-admin", Organizations: []string{"system:masters"}, Client: true}},
 			// The controller-manager acts for the whole control plane; on this
 			// single-machine control plane it gets admin rights rather than one
 			// service account per controller.
 			{"kcm", pki.CertRequest{CommonName: "system:kube-controller-manager", Organizations: []string{"system:masters"}, Client: true}},
+			// The scheduler likewise; the apiserver's client for kubelets (logs, exec).
+			{"scheduler", pki.CertRequest{CommonName: "system:kube-scheduler", Organizations: []string{"system:masters"}, Client: true}},
+			{"apiserver-kubelet-client", pki.CertRequest{CommonName: "kube-apiserver-kubelet-client", Organizations: []string{"system:masters"}, Client: true}},
 		}
 		for _, c := range issue {
 			kp, err := ca.Issue(c.req)
@@ -497,5 +580,54 @@ func (cp *ControlPlane) ensurePKI() error {
 	if err != nil {
 		return err
 	}
-	return writeKubeconfig(filepath.Join(cp.Dir, "kcm", "kubeconfig"), cp.Name, cp.URL, ca.CertPEM, kcmCert, kcmKey)
+	if err := writeKubeconfig(filepath.Join(cp.Dir, "kcm", "kubeconfig"), cp.Name, cp.URL, ca.CertPEM, kcmCert, kcmKey); err != nil {
+		return err
+	}
+	if err := cp.checkServingAddress(); err != nil {
+		return err
+	}
+	schCert, errC := os.ReadFile(p("scheduler.crt"))
+	schKey, errK := os.ReadFile(p("scheduler.key"))
+	if errC != nil || errK != nil {
+		return nil // a control plane made before schedulers existed runs without one
+	}
+	if err := os.MkdirAll(filepath.Join(cp.Dir, "scheduler"), 0o700); err != nil {
+		return err
+	}
+	return writeKubeconfig(filepath.Join(cp.Dir, "scheduler", "kubeconfig"), cp.Name, cp.URL, ca.CertPEM, schCert, schKey)
+}
+
+// apiserverIPs are the serving certificate's IP SANs: loopback, the first
+// Service IP (in-cluster clients) and the listen address.
+func apiserverIPs(addr string) []net.IP {
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")}
+	if ip := net.ParseIP(addr); ip != nil && !ip.IsLoopback() {
+		ips = append(ips, ip)
+	}
+	return ips
+}
+
+// checkServingAddress refuses to serve on an address the certificate (made on
+// first start) does not name.
+func (cp *ControlPlane) checkServingAddress() error {
+	data, err := os.ReadFile(cp.pkiPath("apiserver.crt"))
+	if err != nil {
+		return err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return fmt.Errorf("%s holds no PEM certificate", cp.pkiPath("apiserver.crt"))
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cp.pkiPath("apiserver.crt"), err)
+	}
+	ip := net.ParseIP(cp.address)
+	for _, san := range cert.IPAddresses {
+		if san.Equal(ip) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the apiserver certificate in %s was made for other addresses than %s: this control plane cannot move; remove its folder to start afresh",
+		cp.pkiPath("apiserver.crt"), cp.address)
 }

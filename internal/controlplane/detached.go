@@ -12,6 +12,16 @@ func StartDetached(name, bin string, args []string, logFile string) (int, error)
 	return p.pid, nil
 }
 
+// StartDetachedEnv is StartDetached with env (KEY=value) added to this
+// program's environment.
+func StartDetachedEnv(name, bin string, args, env []string, logFile string) (int, error) {
+	p, err := startProcess(name, bin, args, logFile, true, env...)
+	if err != nil {
+		return 0, err
+	}
+	return p.pid, nil
+}
+
 // PIDRunning reports whether pid is a running (not zombie) process whose command
 // line contains mustContain (when not empty).
 func PIDRunning(pid int, mustContain string) bool { return pidAlive(pid, mustContain) }

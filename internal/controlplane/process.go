@@ -27,7 +27,7 @@ type process struct {
 // startProcess runs bin with args, output appended to logFile. An attached
 // process is killed when this program dies; a detached one runs in a session of
 // its own and outlives it.
-func startProcess(name, bin string, args []string, logFile string, detached bool) (*process, error) {
+func startProcess(name, bin string, args []string, logFile string, detached bool, env ...string) (*process, error) {
 	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -37,6 +37,9 @@ func startProcess(name, bin string, args []string, logFile string, detached bool
 
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if detached {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	} else {

@@ -11,6 +11,9 @@ import (
 	"sync"
 
 	"flotilla.dev/flotilla/internal/controlplane"
+	"flotilla.dev/flotilla/internal/host"
+	"flotilla.dev/flotilla/internal/image"
+	"flotilla.dev/flotilla/internal/node"
 	"flotilla.dev/flotilla/manifests"
 )
 
@@ -28,6 +31,15 @@ type Options struct {
 	FlotillaBinary string
 	// Out receives progress lines. Default io.Discard.
 	Out io.Writer
+	// Nodes gives each managed cluster a real node (containerd and kubelet on
+	// this machine; needs root and Debian packages, see node.Check) and runs
+	// each klusterlet as a Pod installed by `flotilla join`. An environment is
+	// made with or without nodes and stays so. Default false: no nodes, the
+	// klusterlets run as processes.
+	Nodes bool
+	// Image is the flotilla image the nodes run (built from FlotillaBinary and
+	// imported into each node). Default image.Ref("", "latest").
+	Image string
 }
 
 const (
@@ -41,6 +53,7 @@ const (
 // record is env.json.
 type record struct {
 	Clusters []string `json:"clusters"`
+	Nodes    bool     `json:"nodes,omitempty"`
 }
 
 func (o *Options) defaults() error {
@@ -54,6 +67,9 @@ func (o *Options) defaults() error {
 	o.DataDir = abs
 	if o.Out == nil {
 		o.Out = io.Discard
+	}
+	if o.Image == "" {
+		o.Image = image.Ref("", "latest")
 	}
 	if o.FlotillaBinary == "" {
 		exe, err := os.Executable()
@@ -119,12 +135,15 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		if n == 0 {
 			n = DefaultClusters
 		}
-		rec = &record{}
+		rec = &record{Nodes: opts.Nodes}
 		for i := 1; i <= n; i++ {
 			rec.Clusters = append(rec.Clusters, fmt.Sprintf("cluster%d", i))
 		}
 	case err != nil:
 		return nil, err
+	case opts.Nodes && !rec.Nodes:
+		return nil, fmt.Errorf("the environment in %s was made without nodes and cannot gain them: "+
+			"run `flotilla dev down --data-dir %s`, remove that folder (or use another --data-dir), and start again with --nodes", opts.DataDir, opts.DataDir)
 	case opts.Clusters != 0 && opts.Clusters < len(rec.Clusters):
 		return nil, fmt.Errorf("the environment in %s has %d clusters and cannot shrink to %d: "+
 			"run `flotilla dev down --data-dir %s`, remove that folder, and start again", opts.DataDir, len(rec.Clusters), opts.Clusters, opts.DataDir)
@@ -155,9 +174,21 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 
+	opts.Nodes = rec.Nodes
+	var (
+		journal *host.Journal
+		plan    node.Plan
+		address string
+	)
+	if rec.Nodes {
+		if journal, plan, err = prepareHost(&opts, bins, rec); err != nil {
+			return nil, err
+		}
+		address = plan.HostIP()
+	}
 	names := append([]string{hubName}, rec.Clusters...)
 	opts.progress("starting %d control planes (hub, %d managed clusters) in %s", len(names), len(rec.Clusters), opts.DataDir)
-	started, err := startControlPlanes(ctx, &opts, bins, names)
+	started, err := startControlPlanes(ctx, &opts, bins, names, address)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +203,19 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", cp.Name, err)
 		}
 	}
+	if rec.Nodes {
+		if err := buildImages(&opts); err != nil {
+			return nil, err
+		}
+		cps := map[string]*controlplane.ControlPlane{}
+		for _, cp := range started {
+			cps[cp.Name] = cp
+		}
+		opts.progress("starting one node per managed cluster")
+		if err := startNodes(ctx, &opts, journal, plan, rec, cps, bins.Kubelet); err != nil {
+			return nil, err
+		}
+	}
 	if err := startFlotilla(ctx, &opts, rec); err != nil {
 		return nil, err
 	}
@@ -184,7 +228,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 
 // startControlPlanes starts, in parallel, each named control plane that is not
 // fully running (stopping the remains of a half-running one first).
-func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Binaries, names []string) ([]*controlplane.ControlPlane, error) {
+func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Binaries, names []string, address string) ([]*controlplane.ControlPlane, error) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -195,7 +239,7 @@ func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Bi
 		dir := opts.cpDir(name)
 		if existing, err := controlplane.Attach(dir); err == nil {
 			running := existing.Running()
-			if len(running) == 3 {
+			if len(running) == existing.Expected() {
 				opts.progress("%s: already running", name)
 				mu.Lock()
 				started = append(started, existing)
@@ -213,7 +257,7 @@ func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Bi
 		go func() {
 			defer wg.Done()
 			cp, err := controlplane.Start(ctx, controlplane.Config{
-				Name: name, Dir: dir, Binaries: bins, Detached: true,
+				Name: name, Dir: dir, Binaries: bins, Detached: true, Address: address, Nodes: opts.Nodes,
 				Progress: func(format string, args ...any) {
 					mu.Lock()
 					defer mu.Unlock()
@@ -256,7 +300,8 @@ func kubeconfigPath(opts *Options, name string) string {
 }
 
 // Down stops every process of the environment (Flotilla's own first, then the
-// control planes) and keeps its data. It reports what it stopped.
+// nodes, then the control planes), undoes every host change of an environment
+// with nodes, and keeps its data. It reports what it stopped.
 func Down(opts Options) ([]string, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
@@ -271,6 +316,13 @@ func Down(opts Options) ([]string, error) {
 	stopped, err := stopProcesses(&opts)
 	if err != nil {
 		return stopped, err
+	}
+	if rec.Nodes {
+		s, err := stopNodes(context.Background(), &opts, rec)
+		stopped = append(stopped, s...)
+		if err != nil {
+			return stopped, err
+		}
 	}
 	var (
 		mu   sync.Mutex
@@ -299,7 +351,13 @@ func Down(opts Options) ([]string, error) {
 		}()
 	}
 	wg.Wait()
-	return stopped, errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return stopped, err
+	}
+	if err := undoHost(&opts); err != nil {
+		return stopped, fmt.Errorf("undo host changes (still listed in %s): %w", opts.journalPath(), err)
+	}
+	return stopped, nil
 }
 
 func copyFile(from, to string) error {

@@ -55,6 +55,18 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		if err != nil {
 			return err
 		}
+		if opts.Nodes {
+			// The klusterlet runs as a Pod on the cluster's node, installed the
+			// way a user installs it; join applies it again on every run (a
+			// no-op when unchanged) so a new image reaches it.
+			opts.progress("%s: joining the hub (flotilla join: klusterlet Deployment, image %s)", name, opts.Image)
+			if err := join.Join(ctx, join.Options{
+				SpokeConfig: spokeCfg, HubAPIServer: hubCfg.Host, HubToken: tok.Token, ClusterName: name, Image: opts.Image,
+			}); err != nil {
+				return fmt.Errorf("%s: join: %w", name, err)
+			}
+			continue
+		}
 		if !hasCredential(ctx, spokeCfg) {
 			opts.progress("%s: joining the hub (flotilla join)", name)
 			if err := join.Join(ctx, join.Options{
@@ -118,7 +130,11 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		})
 		cancel()
 		if err != nil {
-			return fmt.Errorf("%s did not join within %s: see %s", name, registrationTimeout, filepath.Join(opts.DataDir, "logs", "klusterlet-"+name+".log"))
+			where := filepath.Join(opts.DataDir, "logs", "klusterlet-"+name+".log")
+			if opts.Nodes {
+				where = fmt.Sprintf("`kubectl --kubeconfig %s -n %s logs deploy/klusterlet`", opts.ClusterKubeconfig(name), registration.DefaultAgentNamespace)
+			}
+			return fmt.Errorf("%s did not join within %s: see %s", name, registrationTimeout, where)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"flotilla.dev/flotilla/internal/controlplane"
+	"flotilla.dev/flotilla/internal/node"
 )
 
 // Status is what runs in an environment.
@@ -18,7 +19,7 @@ type Status struct {
 // Component is one control plane or one Flotilla process.
 type Component struct {
 	Name string `json:"name"`
-	// Kind is "control-plane" or "flotilla".
+	// Kind is "control-plane", "node" or "flotilla".
 	Kind string `json:"kind"`
 	// State is "running", "stopped" or "partial" (some processes of a control plane run).
 	State      string         `json:"state"`
@@ -74,7 +75,7 @@ func status(opts *Options, rec *record) (*Status, error) {
 			c.URL = cp.URL
 			running := cp.Running()
 			switch {
-			case len(running) == 3:
+			case len(running) == cp.Expected():
 				c.State = StateRunning
 				c.PIDs = cp.PIDs()
 				if name == hubName {
@@ -92,6 +93,19 @@ func status(opts *Options, rec *record) (*Status, error) {
 			c.Hub = standing[name]
 		}
 		st.Components = append(st.Components, c)
+	}
+	if rec.Nodes {
+		for _, name := range rec.Clusters {
+			c := Component{Name: nodeName(name), Kind: "node", State: StateStopped, PIDs: map[string]int{}}
+			ctrd, kubelet := node.Running(opts.nodeDir(name))
+			switch {
+			case ctrd && kubelet:
+				c.State = StateRunning
+			case ctrd || kubelet:
+				c.State = StatePartial
+			}
+			st.Components = append(st.Components, c)
+		}
 	}
 	procs, err := readProcesses(opts)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -33,12 +34,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/manifests"
 )
 
-// DefaultImage is the klusterlet image written into the Deployment.
-const DefaultImage = "ghcr.io/flotilla-dev/flotilla:latest"
+// DefaultImage is the klusterlet image written into the Deployment when none is given.
+var DefaultImage = image.Ref(image.DefaultRegistry, "latest")
+
+// ImageFor picks the klusterlet image as clusteradm does: an explicit image
+// wins; else <registry>/flotilla:<bundleVersion>, bundleVersion defaulting to
+// version. It refuses a registry or version that cannot form an image name.
+func ImageFor(explicit, registry, bundleVersion, version string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	registry = strings.TrimSuffix(registry, "/")
+	if registry == "" {
+		registry = image.DefaultRegistry
+	}
+	if strings.ContainsAny(registry, " :@") && !registryWithPort.MatchString(registry) {
+		return "", fmt.Errorf("--image-registry %q is not a registry path (like ghcr.io/flotilla-dev or registry.local:5000/ocm)", registry)
+	}
+	if bundleVersion == "" {
+		bundleVersion = version
+	}
+	if !tagPattern.MatchString(bundleVersion) {
+		return "", fmt.Errorf("--bundle-version %q is not an image tag (letters, digits, '_', '.', '-'; at most 128)", bundleVersion)
+	}
+	return image.Ref(registry, bundleVersion), nil
+}
+
+var (
+	tagPattern       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	registryWithPort = regexp.MustCompile(`^[a-z0-9.-]+:[0-9]+(/[a-z0-9._/-]+)?$`)
+)
 
 // Options configures Join. Every field documents its default.
 type Options struct {

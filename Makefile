@@ -14,7 +14,7 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build image controlplane test fuzz demo demo-down bench lint manifests verify clean
+.PHONY: all build image controlplane test e2e-nodes fuzz demo demo-down bench lint manifests verify clean
 
 all: build
 
@@ -39,6 +39,10 @@ controlplane:
 test: controlplane build
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
+## e2e-nodes: Flotilla on real nodes (needs root and Debian's containerd runc containernetworking-plugins iptables; fails, never skips, without them)
+e2e-nodes: controlplane build
+	$(GO) test -tags nodes -count=1 -v -timeout 20m ./test/e2e/nodes/
+
 ## fuzz: every native Go fuzz target for FUZZTIME each (failures become testdata/fuzz regression cases)
 FUZZTIME ?= 10s
 fuzz:
@@ -60,6 +64,7 @@ bench: controlplane build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags nodes ./test/e2e/nodes/
 
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:

@@ -50,13 +50,28 @@ func startProcess(name, bin string, args []string, logFile string, detached bool
 	}
 	p := &process{name: name, pid: cmd.Process.Pid, logFile: logFile, done: make(chan struct{})}
 	if detached {
-		// Reap it if it exits while we are still running; we do not own it beyond that.
-		go func() { _ = cmd.Wait(); close(p.done) }()
+		// Reap it if it exits while we are still running (and say how it ended
+		// in its log); we do not own it beyond that.
+		go func() {
+			err := cmd.Wait()
+			if f, ferr := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+				fmt.Fprintf(f, "==== %s %s exited: %v\n", time.Now().Format(time.RFC3339), name, exitText(cmd.ProcessState, err))
+				f.Close()
+			}
+			close(p.done)
+		}()
 	} else {
 		p.cmd = cmd
 		go func() { _ = cmd.Wait(); close(p.done) }()
 	}
 	return p, nil
+}
+
+func exitText(st *os.ProcessState, err error) string {
+	if st != nil {
+		return st.String()
+	}
+	return fmt.Sprint(err)
 }
 
 // alive reports whether the process is still running (a zombie is not).

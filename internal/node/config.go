@@ -128,6 +128,9 @@ func kubeletConfig(p Paths, nodeIP, cgroupRoot string) string {
 		`cgroupsPerQOS: true`,
 		`failCgroupV1: false`,
 		`failSwapOn: false`,
+		// The kubelet would add global KUBE-FIREWALL and canary chains, shared by
+		// every kubelet of the machine; nothing here needs them.
+		`makeIPTablesUtilChains: false`,
 		`containerRuntimeEndpoint: ` + q("unix://"+p.Socket()),
 		`podLogsDir: ` + q(p.PodLogs()),
 		`resolvConf: ` + q(p.ResolvConf()),

@@ -1,0 +1,52 @@
+//go:build nodes
+
+// Package nodes_test runs Flotilla as users deploy it, on real nodes of this
+// machine: `flotilla dev up --nodes` gives each managed cluster a node
+// (containerd, kubelet), the klusterlet runs as a Pod from the locally built
+// image, and `dev down` must leave the host as it found it. It needs root and
+// Debian's containerd, runc, containernetworking-plugins and iptables; without
+// them it fails (never skips) and says what is missing. Run it with
+// `make e2e-nodes`.
+package nodes_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"flotilla.dev/flotilla/internal/controlplane"
+	"flotilla.dev/flotilla/internal/node"
+)
+
+var flotilla string
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	bins, err := controlplane.FindBinaries("")
+	if err == nil {
+		err = node.Check(bins.Kubelet, bins.Scheduler)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: make e2e-nodes cannot run here:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "flotilla-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	flotilla = filepath.Join(dir, "flotilla")
+	// Static, like `make build`: this very binary goes into the nodes' image.
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e", "-o", flotilla, "flotilla.dev/flotilla/cmd/flotilla")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build flotilla:", err)
+		return 1
+	}
+	return m.Run()
+}

@@ -7,6 +7,8 @@ CONTROLPLANE  := $(BIN)/controlplane
 FLOTILLA      := $(BIN)/flotilla
 DATA_DIR      ?= .flotilla
 CLUSTERS      ?= 2
+# NODES=1: `make demo` gives each cluster a real node (root and Debian packages needed; see README).
+NODES         ?=
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 TEST_TIMEOUT  ?= 45m
 # Extra `go test` flags; CI passes -count=1 so no result comes from the test cache.
@@ -50,7 +52,7 @@ fuzz:
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build
-	@FLOTILLA=$(FLOTILLA) DATA_DIR=$(DATA_DIR) CLUSTERS=$(CLUSTERS) hack/demo.sh
+	@FLOTILLA=$(FLOTILLA) DATA_DIR=$(DATA_DIR) CLUSTERS=$(CLUSTERS) NODES=$(NODES) hack/demo.sh
 
 ## demo-down: stop what `make demo` started
 demo-down:

@@ -4,17 +4,32 @@
 # environment is left running at the end.
 #
 # Environment: FLOTILLA (the binary, default bin/flotilla), DATA_DIR (default
-# .flotilla), CLUSTERS (default 2).
+# .flotilla), CLUSTERS (default 2), NODES (1: real nodes, klusterlets as Pods;
+# needs root and Debian's containerd runc containernetworking-plugins iptables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FLOTILLA=$(cd "$(dirname "${FLOTILLA:-bin/flotilla}")" && pwd)/$(basename "${FLOTILLA:-bin/flotilla}")
 DATA_DIR=${DATA_DIR:-.flotilla}
 CLUSTERS=${CLUSTERS:-2}
-export FLOTILLA DATA_DIR CLUSTERS
+NODES=${NODES:-}
+export FLOTILLA DATA_DIR CLUSTERS NODES
 
-echo "==> Starting Flotilla's local default: a hub and $CLUSTERS managed clusters (data in $DATA_DIR)"
-"$FLOTILLA" dev up --clusters "$CLUSTERS" --data-dir "$DATA_DIR"
+nodes=()
+what="a hub and $CLUSTERS managed clusters"
+if [ -n "$NODES" ] && [ "$NODES" != 0 ]; then
+	nodes=(--nodes)
+	what="$what, each with a real node running its klusterlet as a Pod"
+fi
+echo "==> Starting Flotilla's local default: $what (data in $DATA_DIR)"
+"$FLOTILLA" dev up --clusters "$CLUSTERS" --data-dir "$DATA_DIR" "${nodes[@]}"
+if [ ${#nodes[@]} -gt 0 ]; then
+	for c in $(seq 1 "$CLUSTERS"); do
+		echo "==> cluster$c: nodes and the klusterlet Pod"
+		kubectl --kubeconfig "$DATA_DIR/clusters/cluster$c.kubeconfig" get nodes -o wide 2>/dev/null || true
+		kubectl --kubeconfig "$DATA_DIR/clusters/cluster$c.kubeconfig" -n open-cluster-management-agent get pods -o wide 2>/dev/null || true
+	done
+fi
 
 for step in hack/demo.d/[0-9]*.sh; do
 	[ -e "$step" ] || continue

@@ -146,7 +146,7 @@ func statusRows(st *devenv.Status) printer.Rows {
 	rows := printer.Rows{Header: []string{"NAME", "KIND", "STATE", "HUB", "URL", "KUBECONFIG", "PIDS"}}
 	for _, c := range st.Components {
 		var pids []string
-		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "flotilla"} {
+		for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "containerd", "kubelet", "flotilla"} {
 			if pid, ok := c.PIDs[comp]; ok {
 				pids = append(pids, fmt.Sprint(pid))
 			}

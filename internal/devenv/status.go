@@ -96,7 +96,7 @@ func status(opts *Options, rec *record) (*Status, error) {
 	}
 	if rec.Nodes {
 		for _, name := range rec.Clusters {
-			c := Component{Name: nodeName(name), Kind: "node", State: StateStopped, PIDs: map[string]int{}}
+			c := Component{Name: nodeName(name), Kind: "node", State: StateStopped, PIDs: node.PIDs(opts.nodeDir(name))}
 			ctrd, kubelet := node.Running(opts.nodeDir(name))
 			switch {
 			case ctrd && kubelet:

@@ -72,6 +72,23 @@ func writeState(dir string, st state) error {
 	return os.WriteFile(filepath.Join(dir, "state.json"), data, 0o644)
 }
 
+// PIDs of the node's processes that run.
+func PIDs(dir string) map[string]int {
+	out := map[string]int{}
+	st, err := readState(dir)
+	if err != nil {
+		return out
+	}
+	ctrd, kubelet := Running(dir)
+	if ctrd {
+		out["containerd"] = st.Containerd
+	}
+	if kubelet {
+		out["kubelet"] = st.Kubelet
+	}
+	return out
+}
+
 // Running reports which of the node's processes run.
 func Running(dir string) (containerd, kubelet bool) {
 	st, err := readState(dir)
@@ -212,6 +229,8 @@ func Start(ctx context.Context, c Config) error {
 // WaitReady waits until the Node reports Ready (or the kubelet dies).
 func WaitReady(ctx context.Context, c Config, admin kubernetes.Interface, timeout time.Duration) error {
 	p := Paths{Dir: c.Dir}
+	// A resumed node still shows the Ready of before: wait for a heartbeat from now.
+	since := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -223,7 +242,7 @@ func WaitReady(ctx context.Context, c Config, admin kubernetes.Interface, timeou
 			return false, nil
 		}
 		for _, cond := range n.Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue && !cond.LastHeartbeatTime.Before(&since) {
 				return true, nil
 			}
 		}

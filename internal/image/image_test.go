@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,5 +164,36 @@ func TestWriteArchiveRefusesBadRef(t *testing.T) {
 	for _, ref := range []string{"flotilla", "flotilla:v1", "ghcr.io/flotilla-dev/flotilla", "ghcr.io/x/flotilla:"} {
 		err := WriteArchive(io.Discard, Named{Ref: ref, Image: img})
 		assert.Error(t, err, ref)
+	}
+}
+
+// TestArchiveLoadsAsDockerArchive reads the archive with go-containerregistry's
+// docker-archive reader (what `docker load` reads: manifest.json, RepoTags) and
+// finds the same image.
+func TestArchiveLoadsAsDockerArchive(t *testing.T) {
+	ref := Ref("ghcr.io/flotilla-dev", "v1.2.3")
+	img, err := Build(Options{Binary: staticBinary(t)})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "image.tar")
+	require.NoError(t, WriteArchiveFile(path, Named{Ref: ref, Image: img}))
+	tag, err := name.NewTag(ref)
+	require.NoError(t, err)
+	loaded, err := tarball.ImageFromPath(path, &tag)
+	require.NoError(t, err)
+	wantCfg, err := img.ConfigName()
+	require.NoError(t, err)
+	gotCfg, err := loaded.ConfigName()
+	require.NoError(t, err)
+	assert.Equal(t, wantCfg, gotCfg, "same image config (the image ID docker shows)")
+	wantLayers, err := img.Layers()
+	require.NoError(t, err)
+	gotLayers, err := loaded.Layers()
+	require.NoError(t, err)
+	require.Len(t, gotLayers, len(wantLayers))
+	for i := range wantLayers {
+		w, _ := wantLayers[i].DiffID()
+		g, err := gotLayers[i].DiffID()
+		require.NoError(t, err)
+		assert.Equal(t, w, g)
 	}
 }

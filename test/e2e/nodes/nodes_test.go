@@ -203,6 +203,25 @@ func TestNodes(t *testing.T) {
 		}, timeout, tick)
 	})
 
+	t.Run("unjoin removes the klusterlet and its Pod", func(t *testing.T) {
+		kubeconfig := filepath.Join(dataDir, "clusters", "cluster2.kubeconfig")
+		out, err := flotillaRun(t, "unjoin", "--cluster-name", "cluster2", "--kubeconfig", kubeconfig,
+			"--cleanup-hub", "--hub-kubeconfig", filepath.Join(dataDir, "hub.kubeconfig"))
+		require.NoError(t, err, out)
+		cs := kubernetes.NewForConfigOrDie(spokes["cluster2"])
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := cs.CoreV1().Namespaces().Get(ctx, registration.DefaultAgentNamespace, metav1.GetOptions{})
+			assert.True(c, apierrors.IsNotFound(err), "agent namespace gone: %v", err)
+			pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app=klusterlet"})
+			require.NoError(c, err)
+			assert.Empty(c, pods.Items)
+			for _, crb := range []string{"open-cluster-management:klusterlet-registration", "open-cluster-management:klusterlet-work"} {
+				_, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
+				assert.True(c, apierrors.IsNotFound(err), "%s gone: %v", crb, err)
+			}
+		}, timeout, tick)
+	})
+
 	t.Run("dev down leaves the host as it was", func(t *testing.T) {
 		out, err := flotillaRun(t, "dev", "down", "--data-dir", dataDir)
 		downed = true

@@ -66,7 +66,7 @@ bench: controlplane build
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags nodes ./test/e2e/nodes/
+	$(GO) vet -tags nodes ./test/e2e/nodes/ ./test/bench/nodes/
 
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:

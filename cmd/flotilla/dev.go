@@ -97,6 +97,12 @@ func printUpSummary(w io.Writer, res *devenv.Result) {
 	fmt.Fprintf(w, "\nTry:\n")
 	fmt.Fprintf(w, "  kubectl --kubeconfig %s/hub.kubeconfig get managedclusters\n", dir)
 	fmt.Fprintf(w, "  flotilla get clusters --kubeconfig %s/hub.kubeconfig\n", dir)
+	for _, c := range st.Components {
+		if c.Kind == "node" {
+			fmt.Fprintf(w, "  kubectl --kubeconfig %s/clusters/cluster1.kubeconfig get nodes,pods -A -o wide\n", dir)
+			break
+		}
+	}
 	fmt.Fprintf(w, "Stop it with `flotilla dev down --data-dir %s` (data is kept; `dev up` resumes).\n", dir)
 }
 

@@ -211,3 +211,21 @@ func TestIdenticalContentIsShared(t *testing.T) {
 	waitApplied(t, "cluster1", "same-b")
 	deleteWork(t, "cluster1", "same-b")
 }
+
+// TestServerSideApplyNewcomerDoesNotOverwrite: the guard holds for the
+// ServerSideApply strategy too.
+func TestServerSideApplyNewcomerDoesNotOverwrite(t *testing.T) {
+	ensureSpokeNamespace(t, "clash-ssa")
+	newWork(t, "cluster1", "ssa-a", configMap("clash-ssa", "shared", map[string]interface{}{"v": "a"})).create(t)
+	waitApplied(t, "cluster1", "ssa-a")
+	newWork(t, "cluster1", "ssa-b", configMap("clash-ssa", "shared", map[string]interface{}{"v": "b"})).
+		config(strategy(cmID("clash-ssa", "shared"), workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply,
+			ServerSideApply: &workv1.ServerSideApplyConfig{Force: true}})).create(t)
+	waitConflict(t, "clash-ssa", "ssa-a", "ssa-b")
+	cm, err := getCM(t, "clash-ssa", "shared")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"v": "a"}, cm.Data)
+	assert.Len(t, cm.OwnerReferences, 1)
+	deleteWork(t, "cluster1", "ssa-b")
+	deleteWork(t, "cluster1", "ssa-a")
+}

@@ -315,7 +315,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 			if writes(strategy) {
 				out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
 			}
-			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t)))
+			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 		}
 		var c *conflict.Error
 		if errors.As(err, &c) && live != nil {
@@ -378,11 +378,11 @@ func (r *reconciler) guard(ctx context.Context, self types.UID, object string) a
 }
 
 // describeObject names an object for people: "ConfigMap default/shared".
-func describeObject(kind string, t apply.Target) string {
-	if t.Namespace == "" {
-		return kind + " " + t.Name
+func describeObject(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
 	}
-	return kind + " " + t.Namespace + "/" + t.Name
+	return kind + " " + namespace + "/" + name
 }
 
 // reportConflicts records what the work asks for and marks the manifests
@@ -409,13 +409,9 @@ func (r *reconciler) reportConflicts(work string, results []status.ManifestResul
 		for j, o := range others {
 			names[j] = r.clusterName + "/" + o
 		}
-		object := res.Meta.Kind + " " + c.key.Name
-		if c.key.Namespace != "" {
-			object = res.Meta.Kind + " " + c.key.Namespace + "/" + c.key.Name
-		}
 		res.Conflict = fmt.Sprintf("%s is also in ManifestWork %s with different content; this work keeps managing it (it managed it first), "+
 			"the other work leaves it unchanged until the conflict ends (make both manifests identical, or remove it from one of the works)",
-			object, listNames(names))
+			describeObject(res.Meta.Kind, c.key.Namespace, c.key.Name), listNames(names))
 	}
 	return affected
 }

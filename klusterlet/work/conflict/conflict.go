@@ -1,10 +1,3 @@
-// Package conflict decides what the work agent does when two ManifestWorks
-// carry the same object: identical content is shared (both works own it), and
-// different content is a conflict in which the work that managed the object
-// first keeps it and the other one leaves it alone. The decision is pure (it
-// reads the live object and the AppliedManifestWorks that own it); Registry
-// remembers what each work of this agent asks for, so the work that keeps an
-// object can report the conflict too.
 package conflict
 
 import (

@@ -28,6 +28,9 @@ type Options struct {
 	FlotillaBinary string
 	// Out receives progress lines. Default io.Discard.
 	Out io.Writer
+	// KlusterletArgs are appended to every `flotilla klusterlet` command line
+	// (e.g. --client-cert-expiration-seconds for the chaos run). Default none.
+	KlusterletArgs []string
 }
 
 const (

@@ -16,7 +16,7 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build image controlplane test e2e-nodes fuzz demo demo-down bench lint manifests verify clean
+.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean
 
 all: build
 
@@ -50,6 +50,12 @@ FUZZTIME ?= 10s
 fuzz:
 	@hack/fuzz.sh $(FUZZTIME)
 
+## chaos: soak with faults for CHAOS_DURATION (default 30m; CI runs 3m), then the report (docs/reliability.md)
+CHAOS_DURATION ?= 30m
+CHAOS_TIMEOUT  ?= 90m
+chaos: controlplane build
+	FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
+
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build
 	@FLOTILLA=$(FLOTILLA) DATA_DIR=$(DATA_DIR) CLUSTERS=$(CLUSTERS) NODES=$(NODES) hack/demo.sh
@@ -67,6 +73,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags nodes ./test/e2e/nodes/ ./test/bench/nodes/
+	$(GO) vet -tags chaos ./test/chaos/
 
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/test/testenv"
 )
@@ -35,8 +37,11 @@ func TestWorkCommands(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	kc := env.Hub.KubeconfigPath
 	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+	clusters := clusterclient.NewForConfigOrDie(env.Hub.Config)
 	for _, ns := range []string{"cluster1", "cluster2", "cluster3"} {
 		_, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		_, err = clusters.ClusterV1().ManagedClusters().Create(context.Background(), &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
 	dir := t.TempDir()
@@ -44,7 +49,20 @@ func TestWorkCommands(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: app}\n---\n"+
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: app}\n"), 0o600))
 
-	out, err := flotilla(t, "create", "work", "app", "-f", file, "--clusters", "cluster1,cluster2", "-n", "cluster3", "--kubeconfig", kc)
+	// All or nothing: a cluster that does not exist is named, and no work is
+	// created in the others.
+	out, err := flotilla(t, "create", "work", "app", "-f", file, "--clusters", "cluster1,doesnotexist", "--kubeconfig", kc)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cluster doesnotexist does not exist: no ManagedCluster doesnotexist on the hub")
+	assert.Contains(t, err.Error(), "nothing was created")
+	_, getErr := flotilla(t, "get", "work", "app", "--cluster", "cluster1", "--kubeconfig", kc)
+	assert.Error(t, getErr, "no work in cluster1")
+
+	// Unbounded input is refused quickly, before anything is written.
+	_, err = flotilla(t, "create", "work", "app", "-f", "/dev/zero", "--clusters", "cluster1", "--kubeconfig", kc)
+	assert.EqualError(t, err, "/dev/zero is larger than 8 MiB (the limit for manifest files)")
+
+	out, err = flotilla(t, "create", "work", "app", "-f", file, "--clusters", "cluster1,cluster2", "-n", "cluster3", "--kubeconfig", kc)
 	require.NoError(t, err, out)
 	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
 		assert.Contains(t, out, "work app created in cluster "+c)
@@ -69,6 +87,11 @@ func TestWorkCommands(t *testing.T) {
 
 	_, err = flotilla(t, "get", "works", "-o", "xml", "--kubeconfig", kc)
 	assert.EqualError(t, err, `unknown output format "xml": use table, json or yaml`)
+
+	_, err = flotilla(t, "delete", "work", "app", "--clusters", "cluster1,doesnotexist", "--kubeconfig", kc)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "work app not found in cluster doesnotexist")
+	assert.Contains(t, err.Error(), "nothing was deleted")
 
 	out, err = flotilla(t, "delete", "work", "app", "--clusters", "cluster1,cluster2,cluster3", "--kubeconfig", kc)
 	require.NoError(t, err, out)

@@ -33,8 +33,13 @@ func printWorks(w io.Writer, format string, works []workv1.ManifestWork, now tim
 	})
 }
 
+// conditionConflict is the agent's Conflict condition (klusterlet/work/status):
+// the object is also in another work with different content.
+const conditionConflict = "Conflict"
+
 // printWork shows one work: its conditions, then one row per manifest with its
-// conditions, feedback values and, when something is wrong, the message.
+// conditions, feedback values and, when something is wrong (a condition not
+// True, else a conflict with another work), the message.
 func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 	wk = wk.DeepCopy()
 	wk.APIVersion, wk.Kind = workv1.GroupVersion.String(), "ManifestWork"
@@ -50,6 +55,9 @@ func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 			fmt.Fprintf(w, "%-10s Unknown (no status yet: is the cluster's agent running?)\n", typ+":")
 		}
 	}
+	if c := meta.FindStatusCondition(wk.Status.Conditions, conditionConflict); c != nil && c.Status == metav1.ConditionTrue {
+		fmt.Fprintf(w, "%-10s %s (%s) %s\n", conditionConflict+":", c.Status, c.Reason, c.Message)
+	}
 	fmt.Fprintln(w)
 	rows := printer.Rows{Header: []string{"#", "KIND", "NAMESPACE", "NAME", "APPLIED", "AVAILABLE", "FEEDBACK", "MESSAGE"}}
 	for _, m := range wk.Status.ResourceStatus.Manifests {
@@ -60,6 +68,9 @@ func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 				msg = c.Message
 				break
 			}
+		}
+		if c := meta.FindStatusCondition(m.Conditions, conditionConflict); msg == "" && c != nil && c.Status == metav1.ConditionTrue {
+			msg = c.Message
 		}
 		rows.Add(fmt.Sprint(rm.Ordinal), rm.Kind, rm.Namespace, rm.Name,
 			condStatus(m.Conditions, workv1.ManifestApplied), condStatus(m.Conditions, workv1.ManifestAvailable),

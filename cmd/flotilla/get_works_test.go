@@ -97,6 +97,18 @@ func TestPrintWork(t *testing.T) {
 		"2   Widget       web         w      False     Unknown                                no matches for kind \"Widget\"\n"
 	assert.Equal(t, trimLines(want), trimLines(out.String()))
 
+	// A work that keeps an object another work also carries: the conflict
+	// shows although everything is True.
+	kept := sampleWorks()[0]
+	kept.Status.Conditions = append(kept.Status.Conditions, metav1.Condition{Type: "Conflict", Status: metav1.ConditionTrue,
+		Reason: "ManifestConflict", Message: "1 of 3 manifests are also in another ManifestWork with different content: manifest 0 (Namespace web)"})
+	kept.Status.ResourceStatus.Manifests[0].Conditions = append(kept.Status.ResourceStatus.Manifests[0].Conditions,
+		metav1.Condition{Type: "Conflict", Status: metav1.ConditionTrue, Reason: "ManifestConflict", Message: "Namespace web is also in ManifestWork cluster1/other"})
+	out.Reset()
+	require.NoError(t, printWork(&out, "table", &kept))
+	assert.Contains(t, out.String(), "Conflict:  True (ManifestConflict) 1 of 3 manifests are also in another ManifestWork")
+	assert.Regexp(t, `(?m)^0 +Namespace +web +True +True +Namespace web is also in ManifestWork cluster1/other$`, trimLines(out.String()))
+
 	w2 := sampleWorks()[1]
 	out.Reset()
 	require.NoError(t, printWork(&out, "table", &w2))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"flotilla.dev/flotilla/internal/fileinput"
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -42,7 +42,7 @@ renews its lease, reports its status, and runs the work agent.`,
 			o.Registration.LeaseDurationSeconds = lease
 			o.Registration.ClientCertExpirationSeconds = certExpiry
 			if bootstrap != "" {
-				if o.Registration.BootstrapKubeconfig, err = os.ReadFile(bootstrap); err != nil {
+				if o.Registration.BootstrapKubeconfig, err = fileinput.ReadFile(bootstrap, fileinput.CredentialLimit, "kubeconfig files"); err != nil {
 					return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
 				}
 			}

@@ -7,8 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/placement/ops"
 )
@@ -21,10 +24,22 @@ func TestOps(t *testing.T) {
 		require.NoError(t, hub.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"tier": n}}}))
 	}
 
+	// All or nothing: a missing cluster changes nothing.
 	var progress bytes.Buffer
 	err := ops.SetClusterSet(ctx, hub, ops.SetOptions{Set: "ops", Clusters: []string{"ops-1", "ops-2", "ops-missing"}, Progress: &progress})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `cluster "ops-missing" not found`)
+	assert.Contains(t, err.Error(), "no cluster was moved")
+	assert.Empty(t, progress.String())
+	assert.True(t, apierrors.IsNotFound(hub.Get(ctx, client.ObjectKey{Name: "ops"}, &clusterv1beta2.ManagedClusterSet{})), "no set created")
+	for _, n := range []string{"ops-1", "ops-2"} {
+		mc := &clusterv1.ManagedCluster{}
+		require.NoError(t, hub.Get(ctx, client.ObjectKey{Name: n}, mc))
+		// The hub may have put a new cluster into set "default"; it is not in "ops".
+		assert.NotEqual(t, "ops", mc.Labels[clusterv1beta2.ClusterSetLabel], n)
+	}
+
+	require.NoError(t, ops.SetClusterSet(ctx, hub, ops.SetOptions{Set: "ops", Clusters: []string{"ops-1", "ops-2"}, Progress: &progress}))
 	assert.Contains(t, progress.String(), `ManagedClusterSet "ops" created`)
 	assert.Contains(t, progress.String(), "cluster ops-2 moved into set ops")
 

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -166,7 +167,11 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 			return nil, err
 		}
 	}
+	// Ports picked here (not given, not kept from an earlier start) may be
+	// picked again when another process takes one before its component binds it.
+	fresh := cfg.Ports == (Ports{})
 	if prev, err := readState(dir); err == nil {
+		fresh = false
 		if running := prev.runningComponents(dir); len(running) > 0 {
 			return nil, fmt.Errorf("control plane %q in %s is already running (%v); stop it first", cfg.Name, dir, running)
 		}
@@ -205,28 +210,39 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	steps := []struct {
 		comp  string
 		bin   string
-		args  []string
+		args  func() []string // read when the component starts: ports may have been picked again
 		ready func(context.Context) error
 	}{
-		{compEtcd, cfg.Binaries.Etcd, cp.etcdArgs(cfg.FastEtcd), cp.etcdReady},
-		{compAPI, cfg.Binaries.APIServer, cp.apiServerArgs(), cp.apiServerReady},
-		{compKCM, cfg.Binaries.ControllerManager, cp.kcmArgs(cfg.Nodes), cp.kcmReady},
+		{compEtcd, cfg.Binaries.Etcd, func() []string { return cp.etcdArgs(cfg.FastEtcd) }, cp.etcdReady},
+		{compAPI, cfg.Binaries.APIServer, func() []string {
+			args := cp.apiServerArgs()
+			if cfg.Nodes {
+				args = append(args, cp.apiServerNodeArgs()...)
+			}
+			return args
+		}, cp.apiServerReady},
+		{compKCM, cfg.Binaries.ControllerManager, func() []string { return cp.kcmArgs(cfg.Nodes) }, cp.kcmReady},
 	}
 	if cfg.Nodes {
-		steps[1].args = append(steps[1].args, cp.apiServerNodeArgs()...)
 		steps = append(steps, struct {
 			comp  string
 			bin   string
-			args  []string
+			args  func() []string
 			ready func(context.Context) error
-		}{compSch, cfg.Binaries.Scheduler, cp.schedulerArgs(), cp.schedulerReady})
+		}{compSch, cfg.Binaries.Scheduler, cp.schedulerArgs, cp.schedulerReady})
 	}
 	for _, s := range steps {
 		if err := checkPortFree(s.comp, cp.portsOf(s.comp)); err != nil {
-			return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+			if !fresh {
+				return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+			}
+			if err := cp.repickPorts(s.comp); err != nil {
+				return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+			}
+			progress("%s: a port of %s was taken meanwhile; using %v", cfg.Name, s.comp, cp.portsOf(s.comp))
 		}
 		progress("%s: starting %s", cfg.Name, s.comp)
-		p, err := startProcess(s.comp, s.bin, s.args, filepath.Join(dir, "logs", s.comp+".log"), cfg.Detached)
+		p, err := startProcess(s.comp, s.bin, s.args(), filepath.Join(dir, "logs", s.comp+".log"), cfg.Detached)
 		if err != nil {
 			return nil, err
 		}
@@ -356,6 +372,35 @@ func (cp *ControlPlane) portsOf(comp string) []int {
 	}
 }
 
+// repickPorts picks new free ports for one component of a fresh control plane.
+func (cp *ControlPlane) repickPorts(comp string) error {
+	p := cp.Ports
+	switch comp {
+	case compEtcd:
+		p.EtcdClient, p.EtcdPeer = 0, 0
+	case compAPI:
+		p.APIServer = 0
+	case compSch:
+		p.Scheduler = 0
+	default:
+		p.ControllerManager = 0
+	}
+	p, err := fillPorts(p, cp.Ports.Scheduler != 0)
+	if err != nil {
+		return err
+	}
+	if err := checkPortFree(comp, (&ControlPlane{Ports: p}).portsOf(comp)); err != nil {
+		return err
+	}
+	cp.Ports = p
+	cp.URL = apiURL(cp.address, p.APIServer)
+	if comp == compAPI {
+		// The kubeconfigs of the admin, controller-manager and scheduler name the URL.
+		return cp.ensurePKI()
+	}
+	return nil
+}
+
 func fillPorts(p Ports, scheduler bool) (Ports, error) {
 	want := []*int{&p.EtcdClient, &p.EtcdPeer, &p.APIServer, &p.ControllerManager}
 	if scheduler {
@@ -374,7 +419,17 @@ func fillPorts(p Ports, scheduler bool) (Ports, error) {
 	return p, nil
 }
 
+// freePort picks a free port below the kernel's ephemeral range (32768 and
+// up on Linux), where outgoing connections take their local ports: a port
+// picked there can be taken by any client between the pick and the bind.
 func freePort() (int, error) {
+	for range 100 {
+		port := 20000 + rand.IntN(12000)
+		if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("pick a free port: %w", err)

@@ -40,6 +40,9 @@ type Options struct {
 	// Image is the flotilla image the nodes run (built from FlotillaBinary and
 	// imported into each node). Default image.Ref("", "latest").
 	Image string
+	// KlusterletArgs are appended to every `flotilla klusterlet` command line
+	// (e.g. --client-cert-expiration-seconds for the chaos run). Default none.
+	KlusterletArgs []string
 }
 
 const (

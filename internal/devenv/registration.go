@@ -75,9 +75,10 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 				return fmt.Errorf("%s: join: %w", name, err)
 			}
 		}
-		if err := ensureProcess(opts, "klusterlet-"+name, []string{"klusterlet", "--cluster-name", name,
+		args := append([]string{"klusterlet", "--cluster-name", name,
 			"--kubeconfig", opts.ClusterKubeconfig(name),
-			"--hub-kubeconfig-dir", filepath.Join(opts.DataDir, "klusterlets", name)}); err != nil {
+			"--hub-kubeconfig-dir", filepath.Join(opts.DataDir, "klusterlets", name)}, opts.KlusterletArgs...)
+		if err := ensureProcess(opts, "klusterlet-"+name, args); err != nil {
 			return err
 		}
 	}

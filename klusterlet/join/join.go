@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/fileinput"
 	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/manifests"
@@ -201,7 +201,7 @@ func Join(ctx context.Context, opts Options) error {
 // hub's serving certificate.
 func hubCA(ctx context.Context, opts Options) ([]byte, error) {
 	if opts.CAFile != "" {
-		ca, err := os.ReadFile(opts.CAFile)
+		ca, err := fileinput.ReadFile(opts.CAFile, fileinput.CredentialLimit, "CA bundles")
 		if err != nil {
 			return nil, fmt.Errorf("--ca-file: %w", err)
 		}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"flotilla.dev/flotilla/internal/fileinput"
 )
 
 // HubKubeconfig builds the kubeconfig stored in hub-kubeconfig-secret: the hub
@@ -54,7 +56,7 @@ func hubServer(kubeconfig []byte) (string, []byte, error) {
 	}
 	ca := cluster.CertificateAuthorityData
 	if len(ca) == 0 && cluster.CertificateAuthority != "" {
-		if ca, err = os.ReadFile(cluster.CertificateAuthority); err != nil {
+		if ca, err = fileinput.ReadFile(cluster.CertificateAuthority, fileinput.CredentialLimit, "CA bundles"); err != nil {
 			return "", nil, err
 		}
 	}

@@ -26,6 +26,7 @@ import (
 
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
+	"flotilla.dev/flotilla/klusterlet/work/conflict"
 )
 
 // Options configures the work agent. Every field documents its default.
@@ -166,6 +167,8 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		written:     map[string]string{},
 		failures:    map[string]int{},
 		cleanupOnly: opts.CleanupOnly,
+		claims:      conflict.NewRegistry(),
+		events:      events,
 	}
 	// The classic work queue, not controller-runtime's priority queue: with
 	// v0.23.3 the priority queue can deadlock at shutdown under load (its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,10 +19,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
+	"flotilla.dev/flotilla/klusterlet/work/conflict"
 	"flotilla.dev/flotilla/klusterlet/work/status"
 )
 
@@ -55,6 +58,11 @@ type reconciler struct {
 	// cleanupOnly (optional) says the cluster is being deleted: finish
 	// deletions, apply nothing.
 	cleanupOnly func() bool
+	// claims remembers which object each work asks for, with which content,
+	// so both sides of a conflict report it.
+	claims *conflict.Registry
+	// events wakes works up (those whose conflicts changed).
+	events chan<- event.TypedGenericEvent[*workv1.ManifestWork]
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
@@ -73,7 +81,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	work := &workv1.ManifestWork{}
 	if err := r.hub.Get(ctx, req.NamespacedName, work); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.forget(req.Name)
+			r.forget(ctx, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -103,7 +111,12 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	results, outcome := r.applyAll(ctx, work, amw)
-	if err := r.record(ctx, amw, outcome, work.Spec.DeleteOption, log); err != nil {
+	affected := r.reportConflicts(work.Name, results, outcome.claims)
+	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
+	// After record: a work that let go of an object has released it by now,
+	// so the works waiting for it find it free.
+	r.wake(ctx, affected)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -136,12 +149,37 @@ func (r *reconciler) nextCheck(work string, failed bool) time.Duration {
 	return r.resync
 }
 
-// forget drops what the reconciler remembers about a work that is gone.
-func (r *reconciler) forget(work string) {
+// forget drops what the reconciler remembers about a work that is gone, and
+// wakes the works it was in conflict with.
+func (r *reconciler) forget(ctx context.Context, work string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	delete(r.failures, work)
 	delete(r.written, applied.Name(r.hubHash, work))
+	r.mu.Unlock()
+	r.wake(ctx, r.claims.Drop(work))
+}
+
+// wake has the named works of this cluster reconciled again.
+func (r *reconciler) wake(ctx context.Context, works []string) {
+	for _, name := range works {
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: r.clusterName, Name: name}}
+		select {
+		case r.events <- event.TypedGenericEvent[*workv1.ManifestWork]{Object: w}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// lookupApplied reads an AppliedManifestWork from the cache (nil when absent).
+func (r *reconciler) lookupApplied(ctx context.Context) conflict.Lookup {
+	return func(name string) *workv1.AppliedManifestWork {
+		amw := &workv1.AppliedManifestWork{}
+		if err := r.spoke.Get(ctx, client.ObjectKey{Name: name}, amw); err != nil {
+			return nil
+		}
+		return amw
+	}
 }
 
 // ensureApplied returns the work's AppliedManifestWork, creating it first.
@@ -208,6 +246,14 @@ type outcome struct {
 	// nothing is cleaned up, since it might be one of the recorded resources.
 	unresolved bool
 	failed     bool
+	// claims are the objects the work writes with their manifest hashes,
+	// per manifest index (absent: the manifest writes nothing).
+	claims map[int]claim
+}
+
+type claim struct {
+	key  applied.Key
+	hash string
 }
 
 func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) ([]status.ManifestResult, outcome) {
@@ -229,7 +275,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		recorded[applied.KeyOf(r)] = true
 	}
 	results := make([]status.ManifestResult, len(manifests))
-	out := outcome{keep: map[applied.Key]bool{}, readOnly: map[applied.Key]bool{}}
+	out := outcome{keep: map[applied.Key]bool{}, readOnly: map[applied.Key]bool{}, claims: map[int]claim{}}
 	for _, i := range apply.Order(kinds) {
 		res := &results[i]
 		res.Meta.Ordinal = int32(i)
@@ -266,7 +312,19 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		if work.Spec.Executor != nil {
 			err = errExecutor
 		} else {
-			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key])
+			if writes(strategy) {
+				out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
+			}
+			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
+		}
+		var c *conflict.Error
+		if errors.As(err, &c) && live != nil {
+			// Another work keeps the object: leave it, say so, and record
+			// it, so that work's deletion hands the object over instead
+			// of deleting it.
+			res.ApplyErr, res.ApplyConflict, res.Conflict = err, true, err.Error()
+			out.failed = true
+			err = nil
 		}
 		if err != nil {
 			res.ApplyErr = err
@@ -285,7 +343,7 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		if live != nil && res.HasFeedbackRules {
 			res.Feedback, res.FeedbackErr = status.Feedback(live, cfg.FeedbackRules)
 		}
-		if res.ApplyErr == nil && !res.ReadOnly && live != nil {
+		if (res.ApplyErr == nil || res.ApplyConflict) && !res.ReadOnly && live != nil {
 			r.watcher.Watch(t.GVR)
 			out.applied = append(out.applied, workv1.AppliedManifestResourceMeta{
 				ResourceIdentifier: workv1.ResourceIdentifier{Group: key.Group, Resource: key.Resource, Namespace: key.Namespace, Name: key.Name},
@@ -298,6 +356,72 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 	}
 	return results, out
+}
+
+// writes says a strategy writes the whole object's content, so two works
+// asking for different content conflict: Update (the default) and
+// ServerSideApply. CreateOnly leaves an existing object alone; ReadOnly never
+// writes.
+func writes(s *workv1.UpdateStrategy) bool {
+	return s == nil || s.Type == "" || s.Type == workv1.UpdateStrategyTypeUpdate || s.Type == workv1.UpdateStrategyTypeServerSideApply
+}
+
+// guard forbids a work (its AppliedManifestWork's UID self) to overwrite an
+// object another work manages with different content (conflict.Decide).
+func (r *reconciler) guard(ctx context.Context, self types.UID, object string) apply.Guard {
+	return func(live *unstructured.Unstructured, hash string) error {
+		if h, found := conflict.Decide(self, hash, apply.HashAnnotation, live, r.lookupApplied(ctx)); found {
+			return &conflict.Error{Object: object, Holder: h}
+		}
+		return nil
+	}
+}
+
+// describeObject names an object for people: "ConfigMap default/shared".
+func describeObject(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}
+
+// reportConflicts records what the work asks for and marks the manifests
+// whose object another work of this cluster asks for with different content
+// (the work that keeps the object learns of the conflict here; the other one
+// from the apply guard). It returns the works whose view of a conflict
+// changed, to be woken up.
+func (r *reconciler) reportConflicts(work string, results []status.ManifestResult, claims map[int]claim) []string {
+	byKey := make(map[applied.Key]string, len(claims))
+	for _, c := range claims {
+		byKey[c.key] = c.hash
+	}
+	affected := r.claims.Set(work, byKey)
+	for i, c := range claims {
+		res := &results[i]
+		if res.ApplyConflict {
+			continue
+		}
+		others := r.claims.Others(work, c.key, c.hash)
+		if len(others) == 0 {
+			continue
+		}
+		names := make([]string, len(others))
+		for j, o := range others {
+			names[j] = r.clusterName + "/" + o
+		}
+		res.Conflict = fmt.Sprintf("%s is also in ManifestWork %s with different content; this work keeps managing it (it managed it first), "+
+			"the other work leaves it unchanged until the conflict ends (make both manifests identical, or remove it from one of the works)",
+			describeObject(res.Meta.Kind, c.key.Namespace, c.key.Name), listNames(names))
+	}
+	return affected
+}
+
+// listNames joins at most 5 names, so many works cannot make a huge message.
+func listNames(names []string) string {
+	if len(names) > 5 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
 }
 
 // record brings the AppliedManifestWork up to date: it deletes (or releases)

@@ -9,7 +9,11 @@
 //     anything is applied and removed once the work's resources are deleted (or
 //     orphaned); the whole status: per-manifest conditions Applied, Available,
 //     StatusFeedbackSynced with feedback values, work-level Applied and
-//     Available (see package status for the reasons).
+//     Available (see package status for the reasons), and Conflict (per
+//     manifest and per work) when another work carries the same object with
+//     different content (package conflict: the work that managed it first
+//     keeps it; the other does not write it and reports Applied=False,
+//     reason ManifestConflict).
 //   - AppliedManifestWork (managed cluster, cluster-scoped, named
 //     <hubHash>-<workName>): created per ManifestWork with the finalizer
 //     cluster.open-cluster-management.io/applied-manifest-work-cleanup and the

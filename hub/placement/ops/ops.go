@@ -121,8 +121,9 @@ type SetOptions struct {
 }
 
 // SetClusterSet labels each cluster cluster.open-cluster-management.io/clusterset=<set>,
-// creating the set first if needed. Every missing cluster is reported; the others
-// are still moved.
+// creating the set first if needed. All or nothing: when a cluster is missing
+// or its move would be refused, every such cluster is reported and nothing is
+// changed (no set created, no cluster moved).
 func SetClusterSet(ctx context.Context, c client.Client, opts SetOptions) error {
 	if opts.Progress == nil {
 		opts.Progress = io.Discard
@@ -134,22 +135,28 @@ func SetClusterSet(ctx context.Context, c client.Client, opts SetOptions) error 
 		return errors.New("name at least one cluster with --clusters")
 	}
 	var set clusterv1beta2.ManagedClusterSet
-	if err := c.Get(ctx, client.ObjectKey{Name: opts.Set}, &set); apierrors.IsNotFound(err) {
-		set = clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: opts.Set}, Spec: clusterv1beta2.ManagedClusterSetSpec{
-			ClusterSelector: clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.ExclusiveClusterSetLabel}}}
-		if err := c.Create(ctx, &set); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create ManagedClusterSet %q: %w", opts.Set, err)
-		}
-		fmt.Fprintf(opts.Progress, "ManagedClusterSet %q created\n", opts.Set)
-	} else if err != nil {
+	err := c.Get(ctx, client.ObjectKey{Name: opts.Set}, &set)
+	missing := apierrors.IsNotFound(err)
+	switch {
+	case missing:
+	case err != nil:
 		return fmt.Errorf("get ManagedClusterSet %q: %w", opts.Set, err)
-	} else if t := set.Spec.ClusterSelector.SelectorType; t != "" && t != clusterv1beta2.ExclusiveClusterSetLabel {
-		return fmt.Errorf("ManagedClusterSet %q selects clusters by %s; change the clusters' labels to match its selector instead", opts.Set, t)
+	case set.Spec.ClusterSelector.SelectorType != "" && set.Spec.ClusterSelector.SelectorType != clusterv1beta2.ExclusiveClusterSetLabel:
+		return fmt.Errorf("ManagedClusterSet %q selects clusters by %s; change the clusters' labels to match its selector instead", opts.Set, set.Spec.ClusterSelector.SelectorType)
 	}
+
+	// All or nothing: every cluster is read, and its move tried as a dry run
+	// (the hub's admission included), before the set is created or any
+	// cluster moved.
+	type move struct {
+		mc    *clusterv1.ManagedCluster
+		patch client.Patch
+	}
+	var moves []move
 	var errs []error
 	for _, name := range opts.Clusters {
-		var mc clusterv1.ManagedCluster
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, &mc); err != nil {
+		mc := &clusterv1.ManagedCluster{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, mc); err != nil {
 			if apierrors.IsNotFound(err) {
 				err = fmt.Errorf("cluster %q not found", name)
 			}
@@ -157,7 +164,7 @@ func SetClusterSet(ctx context.Context, c client.Client, opts SetOptions) error 
 			continue
 		}
 		if mc.Labels[clusterv1beta2.ClusterSetLabel] == opts.Set {
-			fmt.Fprintf(opts.Progress, "cluster %s is already in set %s\n", name, opts.Set)
+			moves = append(moves, move{mc: mc})
 			continue
 		}
 		patch := client.MergeFrom(mc.DeepCopy())
@@ -165,11 +172,34 @@ func SetClusterSet(ctx context.Context, c client.Client, opts SetOptions) error 
 			mc.Labels = map[string]string{}
 		}
 		mc.Labels[clusterv1beta2.ClusterSetLabel] = opts.Set
-		if err := c.Patch(ctx, &mc, patch); err != nil {
+		if err := c.Patch(ctx, mc.DeepCopy(), patch, client.DryRunAll); err != nil {
 			errs = append(errs, fmt.Errorf("move cluster %q into set %q: %w", name, opts.Set, err))
 			continue
 		}
-		fmt.Fprintf(opts.Progress, "cluster %s moved into set %s\n", name, opts.Set)
+		moves = append(moves, move{mc: mc, patch: patch})
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w\nno cluster was moved", errors.Join(errs...))
+	}
+
+	if missing {
+		set = clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: opts.Set}, Spec: clusterv1beta2.ManagedClusterSetSpec{
+			ClusterSelector: clusterv1beta2.ManagedClusterSelector{SelectorType: clusterv1beta2.ExclusiveClusterSetLabel}}}
+		if err := c.Create(ctx, &set); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create ManagedClusterSet %q: %w", opts.Set, err)
+		}
+		fmt.Fprintf(opts.Progress, "ManagedClusterSet %q created\n", opts.Set)
+	}
+	for _, m := range moves {
+		if m.patch == nil {
+			fmt.Fprintf(opts.Progress, "cluster %s is already in set %s\n", m.mc.Name, opts.Set)
+			continue
+		}
+		if err := c.Patch(ctx, m.mc, m.patch); err != nil {
+			errs = append(errs, fmt.Errorf("move cluster %q into set %q: %w", m.mc.Name, opts.Set, err))
+			continue
+		}
+		fmt.Fprintf(opts.Progress, "cluster %s moved into set %s\n", m.mc.Name, opts.Set)
 	}
 	return errors.Join(errs...)
 }

@@ -84,16 +84,42 @@ func Accept(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	// All or nothing: every cluster is looked at (and its CSRs decided on)
+	// before anything is written, so a typo in one name accepts nobody.
 	var errs []error
+	plans := make([]*plan, 0, len(opts.Clusters))
 	for _, name := range opts.Clusters {
-		if err := acceptOne(ctx, c, name, opts); err != nil {
+		p, err := planOne(ctx, c, name, opts)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("cluster %s: %w", name, err))
+			continue
+		}
+		plans = append(plans, p)
+	}
+	if len(errs) > 0 {
+		if len(opts.Clusters) > 1 {
+			errs = append(errs, errors.New("no cluster was accepted"))
+		}
+		return errors.Join(errs...)
+	}
+	for _, p := range plans {
+		if err := p.do(ctx, c, opts); err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", p.cluster.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func acceptOne(ctx context.Context, c client.Client, name string, opts Options) error {
+// plan is what accepting one cluster will do.
+type plan struct {
+	cluster *clusterv1.ManagedCluster
+	pending []*certificatesv1.CertificateSigningRequest
+	approve []*certificatesv1.CertificateSigningRequest
+	report  string
+	joined  bool
+}
+
+func planOne(ctx context.Context, c client.Client, name string, opts Options) (*plan, error) {
 	cluster := &clusterv1.ManagedCluster{}
 	var pending, allCSRs []*certificatesv1.CertificateSigningRequest
 	find := func(ctx context.Context) (bool, error) {
@@ -116,19 +142,25 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 		err := wait.PollUntilContextCancel(wctx, 250*time.Millisecond, true, find)
 		cancel()
 		if err != nil && cluster.Name == "" {
-			return fmt.Errorf("no ManagedCluster appeared within %s: did its agent run `flotilla join`?", opts.Timeout)
+			return nil, fmt.Errorf("no ManagedCluster appeared within %s: did its agent run `flotilla join`?", opts.Timeout)
 		}
 	} else if _, err := find(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if cluster.Name == "" {
-		return fmt.Errorf("ManagedCluster %s not found on the hub: has its agent run `flotilla join` yet? (use --wait to wait for it)", name)
+		return nil, fmt.Errorf("ManagedCluster %s not found on the hub: has its agent run `flotilla join` yet? (use --wait to wait for it)", name)
 	}
 	joined := joinedBefore(cluster, allCSRs)
 	approve, report, err := decidePending(cluster, pending, joined, opts.Force)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &plan{cluster: cluster, pending: pending, approve: approve, report: report, joined: joined}, nil
+}
+
+// do accepts the cluster and approves the CSRs the plan chose.
+func (p *plan) do(ctx context.Context, c client.Client, opts Options) error {
+	cluster, name, approve, report := p.cluster, p.cluster.Name, p.approve, p.report
 	if cluster.Spec.HubAcceptsClient {
 		fmt.Fprintf(opts.Progress, "cluster %s is already accepted\n", name)
 	} else {
@@ -155,7 +187,7 @@ func acceptOne(ctx context.Context, c client.Client, name string, opts Options) 
 		}
 		fmt.Fprintf(opts.Progress, "==> approved CSR %s of cluster %s\n", r.Name, name)
 	}
-	if len(pending) == 0 && !joined {
+	if len(p.pending) == 0 && !p.joined {
 		fmt.Fprintf(opts.Progress, "cluster %s has no pending CSR from its bootstrap identity yet; its agent will be approved when it asks (or run accept again)\n", name)
 	}
 	return nil

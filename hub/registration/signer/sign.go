@@ -10,10 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"os"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+
+	"flotilla.dev/flotilla/internal/fileinput"
 )
 
 // DefaultDuration is the life of a signed certificate when the CSR asks for none.
@@ -27,11 +28,11 @@ type CA struct {
 
 // Load reads a PEM CA certificate and private key from files.
 func Load(certFile, keyFile string) (*CA, error) {
-	certPEM, err := os.ReadFile(certFile)
+	certPEM, err := fileinput.ReadFile(certFile, fileinput.CredentialLimit, "certificate files")
 	if err != nil {
 		return nil, fmt.Errorf("signer certificate: %w", err)
 	}
-	keyPEM, err := os.ReadFile(keyFile)
+	keyPEM, err := fileinput.ReadFile(keyFile, fileinput.CredentialLimit, "key files")
 	if err != nil {
 		return nil, fmt.Errorf("signer key: %w", err)
 	}

@@ -16,24 +16,37 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"flotilla.dev/flotilla/internal/fileinput"
 )
 
 // LoadManifests reads Kubernetes objects from files and directories: YAML
 // (several documents per file) or JSON, `kind: List` expanded into its items,
 // empty documents skipped. A directory contributes its *.yaml, *.yml and *.json
 // files in name order (not recursing). Errors name the file and document.
+// Each file may hold at most fileinput.ManifestLimit bytes (8 MiB), all of
+// them together fileinput.ManifestTotalLimit (64 MiB); the hub refuses works
+// over its manifest limit (500 KiB by default) anyway.
 func LoadManifests(paths ...string) ([]workv1.Manifest, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no manifest file given: use -f FILE or -f DIR")
 	}
 	var out []workv1.Manifest
+	budget := &fileinput.Budget{Limit: fileinput.ManifestTotalLimit, What: "manifest files"}
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
-			ms, err := loadFile(f)
+			data, err := fileinput.ReadFile(f, fileinput.ManifestLimit, "manifest files")
+			if err != nil {
+				return nil, err
+			}
+			if err := budget.Take(f, int64(len(data))); err != nil {
+				return nil, err
+			}
+			ms, err := Decode(bytes.NewReader(data), f)
 			if err != nil {
 				return nil, err
 			}
@@ -72,15 +85,6 @@ func expand(p string) ([]string, error) {
 		return nil, fmt.Errorf("directory %s has no .yaml, .yml or .json files", p)
 	}
 	return files, nil
-}
-
-func loadFile(path string) ([]workv1.Manifest, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return Decode(f, path)
 }
 
 // Decode reads YAML or JSON documents from r; name is used in errors.

@@ -92,3 +92,26 @@ func TestLoadManifests(t *testing.T) {
 	_, err = LoadManifests(blank)
 	assert.ErrorContains(t, err, "no Kubernetes objects found")
 }
+
+// TestLoadManifestsIsBounded: /dev/zero and a big file are refused with a
+// message naming the limit, without reading them whole.
+func TestLoadManifestsIsBounded(t *testing.T) {
+	_, err := LoadManifests("/dev/zero")
+	assert.EqualError(t, err, "/dev/zero is larger than 8 MiB (the limit for manifest files)")
+
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("# comment\n", 900_000)), 0o600))
+	_, err = LoadManifests(big)
+	assert.EqualError(t, err, big+" is larger than 8 MiB (the limit for manifest files)")
+
+	// Many files under the per-file limit still meet the total limit.
+	many := t.TempDir()
+	chunk := []byte(strings.Repeat("# comment\n", 700_000)) // 7 MB
+	for i := 0; i < 10; i++ {
+		require.NoError(t, os.WriteFile(filepath.Join(many, string(rune('a'+i))+".yaml"), chunk, 0o600))
+	}
+	_, err = LoadManifests(many)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "too much input for manifest files: the files read so far, up to "+filepath.Join(many, "j.yaml")+", total more than 64 MiB")
+}

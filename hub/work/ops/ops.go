@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -92,6 +94,10 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 		return nil, errors.New("no target cluster: give --clusters a,b, -n CLUSTER or --placement ns/name")
 	}
 
+	if err := CheckClusters(ctx, c, clusters); err != nil {
+		return nil, fmt.Errorf("%w\nnothing was created", err)
+	}
+
 	existing := map[string]*workv1.ManifestWork{}
 	var conflicts []string
 	for _, cl := range clusters {
@@ -110,8 +116,27 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 			opts.Name, strings.Join(conflicts, ", "))
 	}
 
-	var out []Created
+	// Every write is tried as a dry run first (admission included), so one
+	// refused cluster leaves all of them untouched.
 	var errs []error
+	for _, cl := range clusters {
+		var err error
+		if old, ok := existing[cl]; ok {
+			w := old.DeepCopy()
+			w.Spec.Workload = spec.Workload
+			err = c.Update(ctx, w, client.DryRunAll)
+		} else {
+			err = c.Create(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: opts.Name}, Spec: spec}, client.DryRunAll)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: work %s would be refused: %w", cl, opts.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w\nnothing was created", errors.Join(errs...))
+	}
+
+	var out []Created
 	for _, cl := range clusters {
 		if old, ok := existing[cl]; ok {
 			old.Spec.Workload = spec.Workload
@@ -135,6 +160,38 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 		out = append(out, Created{Kind: "ManifestWork", Namespace: cl, Name: opts.Name})
 	}
 	return out, errors.Join(errs...)
+}
+
+// CheckClusters checks that each cluster exists on the hub (its
+// ManagedCluster) and has its namespace there, and returns one error naming
+// every cluster that does not (nil when all do). A user who may not read
+// ManagedClusters or Namespaces is not refused for that: the writes that follow
+// find out.
+func CheckClusters(ctx context.Context, c client.Client, clusters []string) error {
+	var errs []error
+	for _, cl := range clusters {
+		if errs1 := validation.IsDNS1123Label(cl); len(errs1) > 0 {
+			errs = append(errs, fmt.Errorf("cluster %q: not a valid cluster name: %s", cl, strings.Join(errs1, "; ")))
+			continue
+		}
+		err := c.Get(ctx, client.ObjectKey{Name: cl}, &clusterv1.ManagedCluster{})
+		switch {
+		case apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("cluster %s does not exist: no ManagedCluster %s on the hub (see flotilla get clusters)", cl, cl))
+			continue
+		case err != nil && !apierrors.IsForbidden(err):
+			errs = append(errs, fmt.Errorf("cluster %s: %w", cl, err))
+			continue
+		}
+		err = c.Get(ctx, client.ObjectKey{Name: cl}, &corev1.Namespace{})
+		switch {
+		case apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("cluster %s has no namespace %s on the hub yet: the hub creates it when the cluster is accepted (flotilla accept --clusters %s)", cl, cl, cl))
+		case err != nil && !apierrors.IsForbidden(err):
+			errs = append(errs, fmt.Errorf("cluster %s: %w", cl, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func createReplicaSet(ctx context.Context, c client.Client, opts CreateOptions, spec workv1.ManifestWorkSpec, progress io.Writer) ([]Created, error) {
@@ -288,9 +345,10 @@ type DeleteOptions struct {
 	Progress io.Writer
 }
 
-// DeleteWorks deletes the named work from each cluster. A cluster without the
-// work is an error, reported after the others are done. The agent on each
-// cluster removes the work's resources before the work disappears.
+// DeleteWorks deletes the named work from each cluster. All or nothing: a
+// cluster without the work is an error naming it, and then no work is
+// deleted. The agent on each cluster removes the work's resources before the
+// work disappears.
 func DeleteWorks(ctx context.Context, c client.Client, opts DeleteOptions) ([]string, error) {
 	clusters := unique(opts.Clusters)
 	if opts.Name == "" || len(clusters) == 0 {
@@ -300,8 +358,20 @@ func DeleteWorks(ctx context.Context, c client.Client, opts DeleteOptions) ([]st
 	if progress == nil {
 		progress = io.Discard
 	}
-	var deleted []string
 	var errs []error
+	for _, cl := range clusters {
+		err := c.Get(ctx, client.ObjectKey{Namespace: cl, Name: opts.Name}, &workv1.ManifestWork{})
+		switch {
+		case apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("work %s not found in cluster %s", opts.Name, cl))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("cluster %s: work %s: %w", cl, opts.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w\nnothing was deleted", errors.Join(errs...))
+	}
+	var deleted []string
 	for _, cl := range clusters {
 		err := c.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: opts.Name}})
 		switch {

@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -32,6 +34,9 @@ func TestOps(t *testing.T) {
 	require.NoError(t, err)
 	for _, ns := range []string{"cluster1", "cluster2", "cluster3", "apps"} {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	for _, cl := range []string{"cluster1", "cluster2", "cluster3", "not-accepted"} {
+		require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cl}}))
 	}
 
 	t.Run("create in named clusters, refuse to overwrite, then overwrite", func(t *testing.T) {
@@ -59,10 +64,35 @@ func TestOps(t *testing.T) {
 		assert.Contains(t, string(w.Spec.Workload.Manifests[0].Raw), `"name":"b"`)
 	})
 
-	t.Run("unknown cluster namespace is explained", func(t *testing.T) {
+	t.Run("unknown cluster is explained", func(t *testing.T) {
 		_, err := ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "x", Manifests: []workv1.Manifest{cmManifest("a")}, Clusters: []string{"nosuch"}})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "namespace nosuch does not exist on the hub")
+		assert.Contains(t, err.Error(), "cluster nosuch does not exist: no ManagedCluster nosuch on the hub")
+	})
+
+	t.Run("all or nothing: one missing cluster creates no work anywhere", func(t *testing.T) {
+		_, err := ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "aon", Manifests: []workv1.Manifest{cmManifest("a")},
+			Clusters: []string{"cluster1", "doesnotexist", "not-accepted", "Bad_Name"}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "cluster doesnotexist does not exist: no ManagedCluster doesnotexist on the hub (see flotilla get clusters)")
+		assert.Contains(t, err.Error(), "cluster not-accepted has no namespace not-accepted on the hub yet: the hub creates it when the cluster is accepted")
+		assert.Contains(t, err.Error(), `cluster "Bad_Name": not a valid cluster name`)
+		assert.Contains(t, err.Error(), "nothing was created")
+		assert.NotContains(t, err.Error(), "cluster cluster1")
+		err = c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "aon"}, &workv1.ManifestWork{})
+		assert.True(t, apierrors.IsNotFound(err), "no work in cluster1: %v", err)
+	})
+
+	t.Run("all or nothing: a write the apiserver refuses creates nothing", func(t *testing.T) {
+		bad := workv1.Manifest{RawExtension: runtime.RawExtension{Raw: []byte(`{"kind":"ConfigMap","metadata":{"name":"no-api-version"}}`)}}
+		_, err := ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "refused", Manifests: []workv1.Manifest{bad}, Clusters: []string{"cluster1", "cluster2"}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "cluster cluster1: work refused would be refused")
+		assert.Contains(t, err.Error(), "nothing was created")
+		for _, cl := range []string{"cluster1", "cluster2"} {
+			err = c.Get(ctx, client.ObjectKey{Namespace: cl, Name: "refused"}, &workv1.ManifestWork{})
+			assert.True(t, apierrors.IsNotFound(err), cl)
+		}
 	})
 
 	t.Run("placement decisions", func(t *testing.T) {
@@ -129,8 +159,15 @@ func TestOps(t *testing.T) {
 
 	t.Run("delete", func(t *testing.T) {
 		deleted, err := ops.DeleteWorks(ctx, c, ops.DeleteOptions{Name: "web", Clusters: []string{"cluster1", "cluster2", "cluster9"}})
-		assert.Equal(t, []string{"cluster1", "cluster2"}, deleted)
+		assert.Empty(t, deleted)
 		assert.ErrorContains(t, err, "work web not found in cluster cluster9")
+		assert.ErrorContains(t, err, "nothing was deleted")
+		_, err = ops.GetWork(ctx, c, "cluster1", "web")
+		require.NoError(t, err, "all or nothing: cluster1's work stays")
+
+		deleted, err = ops.DeleteWorks(ctx, c, ops.DeleteOptions{Name: "web", Clusters: []string{"cluster1", "cluster2"}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"cluster1", "cluster2"}, deleted)
 		_, err = ops.GetWork(ctx, c, "cluster1", "web")
 		assert.ErrorContains(t, err, "work web not found in cluster cluster1")
 	})

@@ -100,17 +100,35 @@ func (a *Applier) Get(ctx context.Context, t Target) (*unstructured.Unstructured
 	return live, err
 }
 
-// Apply puts desired on the cluster with the given strategy and returns the
-// live object afterwards. owner is added to the object's ownerReferences
-// (except for ReadOnly, which never writes). fresh says the object is probably
-// new (not applied before): then creating is tried before reading, which saves
-// a request for new works.
-func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Unstructured, strategy *workv1.UpdateStrategy, owner metav1.OwnerReference, fresh bool) (*unstructured.Unstructured, error) {
+// Guard is asked before the Update and ServerSideApply strategies change an
+// object that exists: live is the object, hash the manifest's hash. An error
+// stops the write; Apply then returns live and that error.
+type Guard func(live *unstructured.Unstructured, hash string) error
+
+// prepared is the manifest as it is written: no status, and no namespace for a
+// cluster-scoped resource.
+func prepared(t Target, desired *unstructured.Unstructured) *unstructured.Unstructured {
 	desired = desired.DeepCopy()
 	if !t.Namespaced {
 		desired.SetNamespace("")
 	}
 	unstructured.RemoveNestedField(desired.Object, "status")
+	return desired
+}
+
+// Hash is the HashAnnotation value Apply writes for the manifest desired.
+func Hash(t Target, desired *unstructured.Unstructured) string {
+	return ManifestHash(prepared(t, desired))
+}
+
+// Apply puts desired on the cluster with the given strategy and returns the
+// live object afterwards. owner is added to the object's ownerReferences
+// (except for ReadOnly, which never writes). fresh says the object is probably
+// new (not applied before): then creating is tried before reading, which saves
+// a request for new works. guard (optional) may forbid changing an object
+// that exists (Update and ServerSideApply).
+func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Unstructured, strategy *workv1.UpdateStrategy, owner metav1.OwnerReference, fresh bool, guard Guard) (*unstructured.Unstructured, error) {
+	desired = prepared(t, desired)
 	hash := ManifestHash(desired)
 	typ := workv1.UpdateStrategyTypeUpdate
 	if strategy != nil && strategy.Type != "" {
@@ -135,7 +153,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 		}
 		return a.create(ctx, t, desired, owner, hash)
 	case workv1.UpdateStrategyTypeServerSideApply:
-		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh, hash)
+		return a.serverSideApply(ctx, t, desired, strategy.ServerSideApply, owner, fresh, hash, guard)
 	case workv1.UpdateStrategyTypeUpdate:
 		if fresh {
 			live, err := a.createRemembered(ctx, t, desired, owner, hash)
@@ -143,7 +161,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, desired *unstructured.Uns
 				return live, err
 			}
 		}
-		return a.update(ctx, t, desired, owner, hash)
+		return a.update(ctx, t, desired, owner, hash, guard)
 	default:
 		return nil, fmt.Errorf("unknown update strategy %q (want Update, CreateOnly, ServerSideApply or ReadOnly)", typ)
 	}
@@ -161,23 +179,28 @@ func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Un
 // manifest changed (HashAnnotation differs), or the object drifted (a dry-run
 // update would change it). See UpdateBody for what is kept of the live object.
 // A conflict (someone wrote in between) starts over with a fresh read.
-func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
+func (a *Applier) update(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string, guard Guard) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var err error
-		out, err = a.updateOnce(ctx, t, desired, owner, hash)
+		out, err = a.updateOnce(ctx, t, desired, owner, hash, guard)
 		return err
 	})
 	return out, err
 }
 
-func (a *Applier) updateOnce(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
+func (a *Applier) updateOnce(ctx context.Context, t Target, desired *unstructured.Unstructured, owner metav1.OwnerReference, hash string, guard Guard) (*unstructured.Unstructured, error) {
 	live, err := a.Get(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	if live == nil {
 		return a.createRemembered(ctx, t, desired, owner, hash)
+	}
+	if guard != nil {
+		if err := guard(live, hash); err != nil {
+			return live, err
+		}
 	}
 	step := UpdateStep(hash, live, hasOwner(live.GetOwnerReferences(), owner), a.lastVerified(t))
 	if step == Keep {
@@ -228,7 +251,7 @@ func refused(err error) bool {
 // before and desired no longer has are removed by the apiserver; fields other
 // managers set are theirs. The apply is skipped when the manifest is unchanged
 // (HashAnnotation) and the live object still has every field it sets.
-func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference, fresh bool, hash string) (*unstructured.Unstructured, error) {
+func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstructured.Unstructured, cfg *workv1.ServerSideApplyConfig, owner metav1.OwnerReference, fresh bool, hash string, guard Guard) (*unstructured.Unstructured, error) {
 	manager, force := workv1.DefaultFieldManager, false
 	if cfg != nil {
 		force = cfg.Force
@@ -236,7 +259,7 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 			manager = cfg.FieldManager
 		}
 	}
-	if !fresh {
+	if !fresh || guard != nil {
 		// Applying is idempotent, but reading first spares the apiserver a
 		// write path for the common case: nothing changed.
 		live, err := a.Get(ctx, t)
@@ -245,6 +268,11 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 		}
 		if live != nil && live.GetAnnotations()[HashAnnotation] == hash && Covers(desired, live) && hasOwner(live.GetOwnerReferences(), owner) {
 			return live, nil
+		}
+		if live != nil && guard != nil {
+			if err := guard(live, hash); err != nil {
+				return live, err
+			}
 		}
 	}
 	Stamp(desired, hash)

@@ -25,6 +25,14 @@ const (
 	ReasonResourceStatusUnknown = "ResourceStatusUnknown"
 	ReasonStatusFeedbackSynced  = "StatusFeedbackSynced"
 	ReasonStatusFeedbackFailed  = "StatusFeedbackSyncFailed"
+
+	// ConditionConflict (per manifest and per work) says a manifest's object
+	// is also in another ManifestWork with different content; Flotilla's own
+	// (OCM lets such works overwrite each other).
+	ConditionConflict = "Conflict"
+	// ReasonManifestConflict is the reason of Conflict=True and of the
+	// Applied=False of the manifest that is not applied because of it.
+	ReasonManifestConflict = "ManifestConflict"
 )
 
 // Availability is what the agent knows about a manifest's resource on the
@@ -61,6 +69,12 @@ type ManifestResult struct {
 	Feedback []workv1.FeedbackValue
 	// FeedbackErr is why some feedback values could not be read.
 	FeedbackErr error
+	// Conflict, when set, says the manifest's object is also in another work
+	// with different content (the Conflict condition's message).
+	Conflict string
+	// ApplyConflict says ApplyErr is that conflict: the manifest was not
+	// applied because another work keeps the object.
+	ApplyConflict bool
 }
 
 // Manifest builds the status of one manifest. prev is the manifest's previous
@@ -72,6 +86,8 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 	}
 	applied := metav1.Condition{Type: workv1.ManifestApplied, ObservedGeneration: generation}
 	switch {
+	case r.ApplyErr != nil && r.ApplyConflict:
+		applied.Status, applied.Reason, applied.Message = metav1.ConditionFalse, ReasonManifestConflict, r.ApplyErr.Error()
 	case r.ApplyErr != nil:
 		applied.Status, applied.Reason, applied.Message = metav1.ConditionFalse, workv1.AppliedManifestFailed,
 			fmt.Sprintf("Failed to apply manifest: %v", r.ApplyErr)
@@ -97,6 +113,13 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 		avail.Status, avail.Reason, avail.Message = metav1.ConditionUnknown, ReasonResourceStatusUnknown, msg
 	}
 	meta.SetStatusCondition(&out.Conditions, avail)
+
+	if r.Conflict != "" {
+		meta.SetStatusCondition(&out.Conditions, metav1.Condition{Type: ConditionConflict, Status: metav1.ConditionTrue,
+			Reason: ReasonManifestConflict, Message: r.Conflict, ObservedGeneration: generation})
+	} else {
+		meta.RemoveStatusCondition(&out.Conditions, ConditionConflict)
+	}
 
 	if r.HasFeedbackRules {
 		fb := metav1.Condition{Type: ConditionStatusFeedbackSynced, ObservedGeneration: generation}
@@ -140,10 +163,13 @@ func findPrev(prev []workv1.ManifestCondition, m workv1.ManifestResourceMeta) *w
 // Work sets the work-level Applied and Available conditions from the
 // manifests' conditions.
 func Work(conds *[]metav1.Condition, manifests []workv1.ManifestCondition, generation int64) {
-	var failed, notAvailable, unknown []string
+	var failed, notAvailable, unknown, conflicts []string
 	for _, m := range manifests {
 		if !meta.IsStatusConditionTrue(m.Conditions, workv1.ManifestApplied) {
 			failed = append(failed, describe(m.ResourceMeta))
+		}
+		if meta.IsStatusConditionTrue(m.Conditions, ConditionConflict) {
+			conflicts = append(conflicts, describe(m.ResourceMeta))
 		}
 		switch c := meta.FindStatusCondition(m.Conditions, workv1.ManifestAvailable); {
 		case c == nil || c.Status == metav1.ConditionUnknown:
@@ -176,6 +202,15 @@ func Work(conds *[]metav1.Condition, manifests []workv1.ManifestCondition, gener
 		avail.Status, avail.Reason, avail.Message = metav1.ConditionTrue, ReasonResourcesAvailable, "All resources are available"
 	}
 	meta.SetStatusCondition(conds, avail)
+
+	if len(conflicts) == 0 {
+		meta.RemoveStatusCondition(conds, ConditionConflict)
+		return
+	}
+	meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionConflict, Status: metav1.ConditionTrue,
+		Reason: ReasonManifestConflict, ObservedGeneration: generation,
+		Message: fmt.Sprintf("%d of %d manifests are also in another ManifestWork with different content: %s (see the manifests' Conflict conditions)",
+			len(conflicts), total, list(conflicts))})
 }
 
 // describe names a manifest for people: "manifest 2 (Deployment app/web)".

@@ -140,3 +140,35 @@ func TestBuildIsStable(t *testing.T) {
 	second := Build(first, rs, 1)
 	assert.Equal(t, first, second, "the same facts must give the same status, so nothing is written")
 }
+
+func TestConflictConditions(t *testing.T) {
+	meta0 := workv1.ManifestResourceMeta{Ordinal: 0, Kind: "ConfigMap", Namespace: "default", Name: "shared", Version: "v1", Resource: "configmaps"}
+	keeper := ManifestResult{Meta: meta0, Availability: Exists, Conflict: "also in cluster1/b"}
+	newcomer := ManifestResult{Meta: meta0, Availability: Exists, ApplyErr: errors.New("managed by cluster1/a"), ApplyConflict: true, Conflict: "managed by cluster1/a"}
+
+	st := Build(workv1.ManifestWorkStatus{}, []ManifestResult{keeper}, 1)
+	m := st.ResourceStatus.Manifests[0]
+	assert.True(t, meta.IsStatusConditionTrue(m.Conditions, workv1.ManifestApplied), "the keeper stays Applied")
+	c := meta.FindStatusCondition(m.Conditions, ConditionConflict)
+	require.NotNil(t, c)
+	assert.Equal(t, ReasonManifestConflict, c.Reason)
+	assert.Equal(t, "also in cluster1/b", c.Message)
+	assert.True(t, meta.IsStatusConditionTrue(st.Conditions, workv1.WorkApplied))
+	wc := meta.FindStatusCondition(st.Conditions, ConditionConflict)
+	require.NotNil(t, wc)
+	assert.Contains(t, wc.Message, "manifest 0 (ConfigMap default/shared)")
+
+	st = Build(workv1.ManifestWorkStatus{}, []ManifestResult{newcomer}, 1)
+	a := meta.FindStatusCondition(st.ResourceStatus.Manifests[0].Conditions, workv1.ManifestApplied)
+	require.NotNil(t, a)
+	assert.Equal(t, metav1.ConditionFalse, a.Status)
+	assert.Equal(t, ReasonManifestConflict, a.Reason)
+	assert.Equal(t, "managed by cluster1/a", a.Message)
+	assert.False(t, meta.IsStatusConditionTrue(st.Conditions, workv1.WorkApplied))
+
+	// The conflict ends: both conditions go.
+	st = Build(st, []ManifestResult{{Meta: meta0, Availability: Exists}}, 2)
+	assert.Nil(t, meta.FindStatusCondition(st.ResourceStatus.Manifests[0].Conditions, ConditionConflict))
+	assert.Nil(t, meta.FindStatusCondition(st.Conditions, ConditionConflict))
+	assert.True(t, meta.IsStatusConditionTrue(st.Conditions, workv1.WorkApplied))
+}

@@ -16,6 +16,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/fileinput"
 )
 
 // readDocuments decodes every YAML or JSON document of data; `kind: List`
@@ -60,17 +61,23 @@ func readDocuments(name string, data []byte) ([]*unstructured.Unstructured, erro
 }
 
 // ReadObjects reads the objects in paths: files, or folders searched
-// recursively for *.yaml, *.yml and *.json. "-" reads standard input.
+// recursively for *.yaml, *.yml and *.json. "-" reads standard input. Each
+// file may hold at most fileinput.ManifestLimit bytes, all of them together
+// fileinput.ManifestTotalLimit.
 func ReadObjects(stdin io.Reader, paths ...string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
+	budget := &fileinput.Budget{Limit: fileinput.ManifestTotalLimit, What: "object files"}
 	for _, p := range paths {
 		files, err := expand(p)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
-			data, err := readFile(stdin, f)
+			data, err := readFile(stdin, f, "object files")
 			if err != nil {
+				return nil, err
+			}
+			if err := budget.Take(f, int64(len(data))); err != nil {
 				return nil, err
 			}
 			objs, err := readDocuments(f, data)
@@ -83,11 +90,13 @@ func ReadObjects(stdin io.Reader, paths ...string) ([]*unstructured.Unstructured
 	return out, nil
 }
 
-func readFile(stdin io.Reader, name string) ([]byte, error) {
+// readFile reads a file, or standard input for "-", up to
+// fileinput.ManifestLimit bytes (what names the kind of file in the error).
+func readFile(stdin io.Reader, name, what string) ([]byte, error) {
 	if name == "-" {
-		return io.ReadAll(stdin)
+		return fileinput.Read(stdin, "standard input", fileinput.ManifestLimit, what)
 	}
-	return os.ReadFile(name)
+	return fileinput.ReadFile(name, fileinput.ManifestLimit, what)
 }
 
 func expand(p string) ([]string, error) {
@@ -125,7 +134,7 @@ func expand(p string) ([]string, error) {
 // Warnings name what was skipped or ignored: other policy kinds inside a
 // Policy, and fields the ConfigurationPolicy API does not have.
 func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.ConfigurationPolicy, warnings []string, err error) {
-	data, err := readFile(stdin, path)
+	data, err := readFile(stdin, path, "policy files")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -310,3 +310,19 @@ func TestCSRFloodDoesNotBlockAgent(t *testing.T) {
 	require.Eventually(t, func() bool { return len(clusterCSRs(t, "flooded")) == registration.MaxPendingCSRs+2 }, timeout, tick,
 		"the agent files its own CSR despite the flood")
 }
+
+// TestAcceptIsAllOrNothing: a missing cluster among several makes accept
+// change nothing, naming the missing one.
+func TestAcceptIsAllOrNothing(t *testing.T) {
+	newAgent(t, env.Clusters[0], "all-or-nothing", "agent-aon").start()
+	require.Eventually(t, func() bool { return len(clusterCSRs(t, "all-or-nothing")) == 1 }, timeout, tick)
+
+	err := accept.Accept(context.Background(), accept.Options{Config: env.Hub.Config, Clusters: []string{"all-or-nothing", "doesnotexist"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cluster doesnotexist: ManagedCluster doesnotexist not found on the hub")
+	assert.Contains(t, err.Error(), "no cluster was accepted")
+	assert.False(t, hubCluster(t, "all-or-nothing").Spec.HubAcceptsClient, "the existing cluster was not accepted")
+	for _, csr := range clusterCSRs(t, "all-or-nothing") {
+		assert.False(t, approved(&csr), csr.Name)
+	}
+}

@@ -1,0 +1,115 @@
+package chaos
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Object is one object the run manages, as a hub work's spec wants it
+// (Expected) or as a managed cluster holds it (Observed). Key fields identify
+// it; Data is what it carries.
+type Object struct {
+	Cluster   string
+	Namespace string
+	Name      string
+	Data      map[string]string
+	// Work is the ManifestWork that wants it (Expected only).
+	Work string
+}
+
+func (o Object) key() string { return o.Cluster + "/" + o.Namespace + "/" + o.Name }
+
+// ViolationKind names what broke.
+type ViolationKind string
+
+// The invariants a run checks.
+const (
+	// Missing: a work wants the object and its cluster does not have it.
+	Missing ViolationKind = "missing"
+	// Drift: the cluster holds the object with other data than the work's last spec.
+	Drift ViolationKind = "drift"
+	// Leftover: the cluster holds a run object that no work wants (a deleted
+	// work left it behind).
+	Leftover ViolationKind = "leftover"
+	// WrongCluster: an object meant for one cluster was applied on another.
+	WrongCluster ViolationKind = "wrong-cluster"
+	// Stale: a work is not Applied at its latest generation.
+	Stale ViolationKind = "stale"
+	// Panic: a process logged a panic or a fatal error.
+	Panic ViolationKind = "panic"
+	// Memory: a process grew past the run's memory bound.
+	Memory ViolationKind = "memory"
+	// NoConvergence: the fleet did not converge within the bound after a fault.
+	NoConvergence ViolationKind = "no-convergence"
+)
+
+// Violation is one broken invariant, said for a person.
+type Violation struct {
+	Kind    ViolationKind
+	Message string
+}
+
+func (v Violation) String() string { return string(v.Kind) + ": " + v.Message }
+
+// ClusterKey is the data key every per-cluster object carries: the cluster
+// the run meant it for. Objects of a ManifestWorkReplicaSet (the same on every
+// cluster) do not carry it.
+const ClusterKey = "cluster"
+
+// Check compares what the works want with what the clusters hold. Both lists
+// hold only the run's objects (the run labels them).
+func Check(expected, observed []Object) []Violation {
+	var out []Violation
+	want := map[string]Object{}
+	for _, e := range expected {
+		want[e.key()] = e
+	}
+	have := map[string]Object{}
+	for _, o := range observed {
+		have[o.key()] = o
+		if c, ok := o.Data[ClusterKey]; ok && c != o.Cluster {
+			out = append(out, Violation{WrongCluster, fmt.Sprintf("ConfigMap %s/%s on %s is meant for %s", o.Namespace, o.Name, o.Cluster, c)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		e := want[k]
+		o, ok := have[k]
+		switch {
+		case !ok:
+			out = append(out, Violation{Missing, fmt.Sprintf("work %s/%s wants ConfigMap %s/%s; %s does not have it", e.Cluster, e.Work, e.Namespace, e.Name, e.Cluster)})
+		case !maps.Equal(e.Data, o.Data):
+			out = append(out, Violation{Drift, fmt.Sprintf("ConfigMap %s/%s on %s holds %s; work %s wants %s", e.Namespace, e.Name, e.Cluster, render(o.Data), e.Work, render(e.Data))})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if _, ok := want[k]; !ok {
+			o := have[k]
+			out = append(out, Violation{Leftover, fmt.Sprintf("ConfigMap %s/%s on %s is wanted by no work", o.Namespace, o.Name, o.Cluster)})
+		}
+	}
+	return out
+}
+
+func render(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// PanicLines returns the lines of a log that show a crash: a Go panic, a fatal
+// runtime error or a data race.
+func PanicLines(log string) []string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") ||
+			strings.Contains(l, "WARNING: DATA RACE") || strings.Contains(l, "Observed a panic") {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package chaos
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCheck(t *testing.T) {
+	cm := func(cluster, name string, data map[string]string) Object {
+		return Object{Cluster: cluster, Namespace: "default", Name: name, Data: data, Work: name}
+	}
+	v1 := map[string]string{"cluster": "c1", "version": "1"}
+	v2 := map[string]string{"cluster": "c1", "version": "2"}
+	tests := []struct {
+		name     string
+		expected []Object
+		observed []Object
+		want     []ViolationKind
+	}{
+		{"converged", []Object{cm("c1", "a", v1)}, []Object{cm("c1", "a", v1)}, nil},
+		{"nothing at all", nil, nil, nil},
+		{"missing on the cluster", []Object{cm("c1", "a", v1)}, nil, []ViolationKind{Missing}},
+		{"old spec on the cluster", []Object{cm("c1", "a", v2)}, []Object{cm("c1", "a", v1)}, []ViolationKind{Drift}},
+		{"deleted work left its object", nil, []Object{cm("c1", "a", v1)}, []ViolationKind{Leftover}},
+		{"applied by the wrong cluster", []Object{cm("c1", "a", v1)}, []Object{cm("c1", "a", v1), cm("c2", "a", v1)},
+			[]ViolationKind{WrongCluster, Leftover}},
+		{"replica-set objects carry no cluster", []Object{cm("c2", "rs", map[string]string{"version": "3"})},
+			[]Object{cm("c2", "rs", map[string]string{"version": "3"})}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []ViolationKind
+			for _, v := range Check(tt.expected, tt.observed) {
+				got = append(got, v.Kind)
+				assert.NotEmpty(t, v.Message)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestPanicLines(t *testing.T) {
+	log := "I1124 all fine\npanic: runtime error: index out of range\n\tgoroutine 1\n" +
+		"E1124 Observed a panic: nil map\nfatal error: concurrent map writes\nI1124 the word panic: in a message is not at the start\n"
+	assert.Equal(t, []string{"panic: runtime error: index out of range", "E1124 Observed a panic: nil map",
+		"fatal error: concurrent map writes"}, PanicLines(log))
+	assert.Empty(t, PanicLines("I1124 nothing to see\n"))
+}
+
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3}
+	assert.Equal(t, time.Duration(3), Percentile(ds, 50))
+	assert.Equal(t, time.Duration(5), Percentile(ds, 99))
+	assert.Equal(t, time.Duration(1), Percentile(ds, 0))
+	assert.Equal(t, time.Duration(0), Percentile(nil, 50))
+}
+
+func TestReportWrite(t *testing.T) {
+	r := Report{Duration: 3 * time.Minute, Clusters: 2,
+		Ops: map[string]int{"create": 10, "update": 20, "delete": 5, "rollout": 2, "update-failed": 1, "rotation": 3},
+		Faults: []Fault{{Kind: "hub", Target: "hub", Restart: time.Second, Converge: 800 * time.Millisecond, Converged: true},
+			{Kind: "klusterlet", Target: "klusterlet-cluster1", Restart: 2 * time.Second, Converged: false}},
+		PeakRSS:    map[string]int64{"hub/flotilla": 80 << 20},
+		Violations: []Violation{{NoConvergence, "klusterlet-cluster1: not converged within 3m"}},
+	}
+	var b bytes.Buffer
+	r.Write(&b)
+	out := b.String()
+	assert.Contains(t, out, "chaos run: 3m0s, 2 managed clusters")
+	assert.Regexp(t, `update\s+20\s+1`, out)
+	assert.Regexp(t, `certificate rotation\s+3\s+-`, out)
+	assert.Regexp(t, `hub\s+1\s+1.0 s\s+800 ms\s+800 ms\s+0`, out)
+	assert.Regexp(t, `klusterlet\s+1\s+2.0 s\s+-\s+-\s+1`, out)
+	assert.Regexp(t, `hub/flotilla\s+80 MiB`, out)
+	assert.Contains(t, out, "invariant violations: 1")
+	assert.Contains(t, out, "no-convergence: klusterlet-cluster1")
+}

@@ -1,0 +1,118 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Fault is one injected fault and how the fleet got over it.
+type Fault struct {
+	Kind   string // hub, klusterlet, cluster-apiserver, hub-etcd
+	Target string // the component killed, e.g. klusterlet-cluster2
+	// Restart is the time the supervisor (devenv.Up) took to bring everything back.
+	Restart time.Duration
+	// Converge is the time from the kill until the fleet converged again
+	// (outage and restart included); zero with Converged false when it did
+	// not within the bound.
+	Converge  time.Duration
+	Converged bool
+}
+
+// Report is a whole run, as `make chaos` prints it.
+type Report struct {
+	Duration   time.Duration
+	Clusters   int
+	Ops        map[string]int // create, update, delete, rollout (done) and the same with "-failed"
+	Faults     []Fault
+	PeakRSS    map[string]int64 // component -> bytes
+	Violations []Violation
+}
+
+// Percentile returns the p-th percentile (0..100) of ds by nearest rank; 0 for none.
+func Percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := int(p/100*float64(len(s)) + 0.999999)
+	if rank < 1 {
+		rank = 1
+	}
+	if rank > len(s) {
+		rank = len(s)
+	}
+	return s[rank-1]
+}
+
+// Write prints the report as aligned tables.
+func (r Report) Write(w io.Writer) {
+	fmt.Fprintf(w, "chaos run: %s, %d managed clusters\n\n", r.Duration.Round(time.Second), r.Clusters)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPERATION\tDONE\tFAILED (retried later)")
+	for _, op := range []string{"create", "update", "delete", "rollout"} {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", op, r.Ops[op], r.Ops[op+"-failed"])
+	}
+	fmt.Fprintf(tw, "certificate rotation\t%d\t-\n", r.Ops["rotation"])
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	byKind := map[string][]Fault{}
+	for _, f := range r.Faults {
+		byKind[f.Kind] = append(byKind[f.Kind], f)
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAULT\tINJECTED\tRESTART p50\tKILL->CONVERGED p50\tp99\tNOT CONVERGED")
+	var all []time.Duration
+	kinds := slices.Sorted(maps.Keys(byKind))
+	for _, k := range kinds {
+		var conv, restart []time.Duration
+		failed := 0
+		for _, f := range byKind[k] {
+			restart = append(restart, f.Restart)
+			if f.Converged {
+				conv = append(conv, f.Converge)
+			} else {
+				failed++
+			}
+		}
+		all = append(all, conv...)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\n", k, len(byKind[k]), ms(Percentile(restart, 50)),
+			ms(Percentile(conv, 50)), ms(Percentile(conv, 99)), failed)
+	}
+	fmt.Fprintf(tw, "all\t%d\t\t%s\t%s\t\n", len(r.Faults), ms(Percentile(all, 50)), ms(Percentile(all, 99)))
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROCESS\tPEAK RSS")
+	names := slices.Collect(maps.Keys(r.PeakRSS))
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t%d MiB\n", n, r.PeakRSS[n]>>20)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+
+	fmt.Fprintf(w, "invariant violations: %d\n", len(r.Violations))
+	for _, v := range r.Violations {
+		fmt.Fprintln(w, "  "+strings.ReplaceAll(v.String(), "\n", " "))
+	}
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

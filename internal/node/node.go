@@ -233,8 +233,14 @@ func WaitReady(ctx context.Context, c Config, admin kubernetes.Interface, timeou
 	since := metav1.NewTime(time.Now().Add(-time.Second).Truncate(time.Second))
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		if _, kubelet := Running(c.Dir); !kubelet {
+	st, err := readState(c.Dir)
+	if err != nil {
+		return err
+	}
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		// By PID alone: a process that has just been started may not show its
+		// command line yet (the exec is still setting it up).
+		if !controlplane.PIDRunning(st.Kubelet, "") {
 			return false, errors.New("the kubelet exited")
 		}
 		n, err := admin.CoreV1().Nodes().Get(ctx, c.Name, metav1.GetOptions{})

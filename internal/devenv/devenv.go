@@ -168,6 +168,12 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rec.Nodes {
+		// Before anything is written: a machine that cannot run nodes leaves no trace.
+		if err := node.Check(bins.Kubelet, bins.Scheduler); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range []string{"clusters", "controlplanes", "logs"} {
 		if err := os.MkdirAll(filepath.Join(opts.DataDir, d), 0o755); err != nil {
 			return nil, err

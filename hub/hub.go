@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -56,6 +57,12 @@ type Options struct {
 	// optionally ca.crt (else tls.crt is the CA bundle given to the apiserver).
 	// Default "": a self-signed certificate is generated at start.
 	WebhookCertDir string
+	// WebhookService ("namespace/name") makes the apiserver call the webhooks
+	// through that Service (port 443) instead of a URL: for a hub running as
+	// Pods behind it (`flotilla init --deploy`). The serving certificate must name
+	// <name>.<namespace>.svc; every replica must serve the same one
+	// (WebhookCertDir). Default "": a URL at WebhookAdvertiseHost.
+	WebhookService string
 	// MetricsAddr serves Prometheus metrics. Default "0" (off).
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz. Default "" (off).
@@ -99,7 +106,17 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		opts.WebhookPort = port
 	}
-	certDir, caBundle, cleanup, err := webhookCerts(opts.WebhookCertDir, opts.WebhookAdvertiseHost)
+	certHost := opts.WebhookAdvertiseHost
+	var svcNS, svcName string
+	if opts.WebhookService != "" {
+		var ok bool
+		svcNS, svcName, ok = strings.Cut(opts.WebhookService, "/")
+		if !ok || svcNS == "" || svcName == "" {
+			return fmt.Errorf("hub: webhook service %q is not namespace/name", opts.WebhookService)
+		}
+		certHost = svcName + "." + svcNS + ".svc"
+	}
+	certDir, caBundle, cleanup, err := webhookCerts(opts.WebhookCertDir, certHost)
 	if err != nil {
 		return err
 	}
@@ -128,6 +145,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("hub manager: %w", err)
 	}
+	if opts.HealthAddr != "" {
+		// Ready once the webhook server serves: every replica serves the webhooks
+		// (only the leader reconciles), and the apiserver calls ready ones only.
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+	}
 	if err := registration.Setup(mgr, opts.Registration); err != nil {
 		return fmt.Errorf("registration: %w", err)
 	}
@@ -142,7 +169,12 @@ func Run(ctx context.Context, opts Options) error {
 	hooks = append(hooks, registration.Webhooks()...)
 	hooks = append(hooks, placement.Webhooks()...)
 	hooks = append(hooks, work.Webhooks()...)
-	hooks = withBaseURL(hooks, base, caBundle)
+	if opts.WebhookService != "" {
+		base = "service:" + opts.WebhookService
+		hooks = withService(hooks, svcNS, svcName, caBundle)
+	} else {
+		hooks = withBaseURL(hooks, base, caBundle)
+	}
 
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return registerWebhooks(ctx, mgr, hooks, base, opts.Ready, opts.RemoveWebhooksOnStop)
@@ -163,6 +195,25 @@ func withBaseURL(hooks []admissionregistrationv1.ValidatingWebhook, base string,
 		}
 		url := base + "/" + strings.TrimPrefix(path, "/")
 		h.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+		out = append(out, h)
+	}
+	return out
+}
+
+// withService points each webhook at its path on the Service namespace/name
+// (port 443) and sets its CA bundle.
+func withService(hooks []admissionregistrationv1.ValidatingWebhook, namespace, name string, caBundle []byte) []admissionregistrationv1.ValidatingWebhook {
+	out := make([]admissionregistrationv1.ValidatingWebhook, 0, len(hooks))
+	for _, h := range hooks {
+		h = *h.DeepCopy()
+		path := "/"
+		if h.ClientConfig.URL != nil {
+			path = "/" + strings.TrimPrefix(*h.ClientConfig.URL, "/")
+		}
+		h.ClientConfig = admissionregistrationv1.WebhookClientConfig{
+			Service:  &admissionregistrationv1.ServiceReference{Namespace: namespace, Name: name, Path: &path, Port: ptr.To[int32](443)},
+			CABundle: caBundle,
+		}
 		out = append(out, h)
 	}
 	return out
@@ -206,6 +257,14 @@ func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissio
 }
 
 func ours(vwc *admissionregistrationv1.ValidatingWebhookConfiguration, base string) bool {
+	if svc, ok := strings.CutPrefix(base, "service:"); ok {
+		for _, h := range vwc.Webhooks {
+			if s := h.ClientConfig.Service; s == nil || s.Namespace+"/"+s.Name != svc {
+				return false
+			}
+		}
+		return true
+	}
 	for _, h := range vwc.Webhooks {
 		if h.ClientConfig.URL == nil || !strings.HasPrefix(*h.ClientConfig.URL, base+"/") {
 			return false

@@ -52,6 +52,7 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.StringVar(&o.WebhookHost, "webhook-host", "127.0.0.1", "address the webhook server listens on")
 	f.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", "", "address the hub apiserver calls the webhooks at (default: --webhook-host)")
 	f.IntVar(&o.WebhookPort, "webhook-port", 0, "webhook server port (default: a free port)")
+	f.StringVar(&o.WebhookService, "webhook-service", "", "namespace/name of a Service the apiserver calls the webhooks through (port 443), for a hub running as Pods; the certificate must name <name>.<namespace>.svc")
 	f.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt, tls.key (and optionally ca.crt) for the webhook server (default: a self-signed certificate made at start)")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Prometheus metrics address (0 = off)")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")

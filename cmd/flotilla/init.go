@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
@@ -21,6 +23,8 @@ func newInitCommand() *cobra.Command {
 		joinFile   string
 		waitHub    bool
 		timeout    time.Duration
+		deployHub  bool
+		hubImage   string
 	)
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -49,6 +53,15 @@ TokenRequest API and print the join command for managed clusters.`,
 					return fmt.Errorf("--output-join-command-file: %w", err)
 				}
 			}
+			if deployHub {
+				img := hubImage
+				if img == "" {
+					img = image.Ref("", imageTag())
+				}
+				if err := deploy.Apply(cmd.Context(), deploy.Options{Config: cfg, Image: img, Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
+					return err
+				}
+			}
 			if waitHub {
 				if err := bootstrap.WaitForHub(cmd.Context(), cfg, timeout, cmd.ErrOrStderr()); err != nil {
 					return err
@@ -63,7 +76,9 @@ TokenRequest API and print the join command for managed clusters.`,
 	f.StringVar(&o.HubAPIServer, "hub-apiserver", "", "hub address printed in the join command (default: the kubeconfig's server)")
 	f.StringVar(&joinFile, "output-join-command-file", "", "also write the join command to this file (mode 0600)")
 	f.BoolVar(&waitHub, "wait", false, "wait until a Flotilla hub (`flotilla hub`) serves this apiserver")
-	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait and --deploy wait")
+	f.BoolVar(&deployHub, "deploy", false, "also run the hub in this cluster: two replicas with leader election, webhooks behind a Service (namespace "+deploy.Namespace+")")
+	f.StringVar(&hubImage, "image", "", "hub image for --deploy (default "+image.Ref("", "<version>")+")")
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

@@ -57,6 +57,9 @@ func (cp *ControlPlane) apiServerNodeArgs() []string {
 	return []string{
 		"--enable-bootstrap-token-auth=true",
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		// Webhooks behind a Service are called at a ready endpoint's Pod IP:
+		// there is no kube-proxy for Service IPs on this machine.
+		"--enable-aggregator-routing=true",
 		"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
 	}

@@ -110,12 +110,15 @@ var components = []string{compEtcd, compAPI, compKCM, compSch}
 
 // NodeKCMControllers are added to KCMControllers when the control plane has
 // nodes: kubelet client CSRs are approved (bootstrap and rotation), nodes that
-// stop reporting are marked and their Pods evicted, orphaned Pods are removed.
+// stop reporting are marked and their Pods evicted, orphaned Pods are removed,
+// Services get their endpoints (webhooks served by Pods).
 var NodeKCMControllers = []string{
 	"certificatesigningrequest-approving-controller",
 	"node-lifecycle-controller",
 	"taint-eviction-controller",
 	"pod-garbage-collector-controller",
+	"endpoints-controller",
+	"endpointslice-controller",
 }
 
 // KCMControllers are the kube-controller-manager controllers a Flotilla control

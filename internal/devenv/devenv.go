@@ -220,7 +220,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 		for _, cp := range started {
 			cps[cp.Name] = cp
 		}
-		opts.progress("starting one node per managed cluster")
+		opts.progress("starting one node for the hub and one per managed cluster")
 		if err := startNodes(ctx, &opts, journal, plan, rec, cps, bins.Kubelet); err != nil {
 			return nil, err
 		}

@@ -117,14 +117,15 @@ func buildImages(opts *Options) error {
 	return image.WriteArchiveFile(opts.imageArchive(), image.Named{Ref: opts.Image, Image: img}, image.Named{Ref: PauseRef, Image: pause})
 }
 
-// startNodes gives each managed cluster one node and waits until all are Ready.
+// startNodes gives the hub and each managed cluster one node and waits until
+// all are Ready.
 func startNodes(ctx context.Context, opts *Options, j *host.Journal, plan node.Plan, rec *record, cps map[string]*controlplane.ControlPlane, kubelet string) error {
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
 		errs []error
 	)
-	for _, name := range rec.Clusters {
+	for _, name := range append([]string{hubName}, rec.Clusters...) {
 		cp := cps[name]
 		wg.Add(1)
 		go func() {
@@ -179,7 +180,7 @@ func stopNodes(ctx context.Context, opts *Options, rec *record) ([]string, error
 		stopped []string
 		errs    []error
 	)
-	for _, name := range rec.Clusters {
+	for _, name := range append([]string{hubName}, rec.Clusters...) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -19,6 +19,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
 	"flotilla.dev/flotilla/klusterlet/join"
@@ -43,12 +44,19 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	if err := ensureProcess(opts, "hub", []string{"hub", "--kubeconfig", opts.HubKubeconfig()}); err != nil {
-		return err
-	}
-	opts.progress("waiting for the hub to serve its webhooks")
-	if err := waitHubServing(ctx, hubCfg); err != nil {
-		return err
+	if opts.Nodes {
+		// The hub runs as Pods on the hub's node, installed as `flotilla init --deploy` does.
+		if err := deploy.Apply(ctx, deploy.Options{Config: hubCfg, Image: opts.Image, Timeout: registrationTimeout, Progress: opts.Out}); err != nil {
+			return err
+		}
+	} else {
+		if err := ensureProcess(opts, "hub", []string{"hub", "--kubeconfig", opts.HubKubeconfig()}); err != nil {
+			return err
+		}
+		opts.progress("waiting for the hub to serve its webhooks")
+		if err := waitHubServing(ctx, hubCfg); err != nil {
+			return err
+		}
 	}
 	for _, name := range rec.Clusters {
 		spokeCfg, err := clientcmd.BuildConfigFromFlags("", opts.ClusterKubeconfig(name))

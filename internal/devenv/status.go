@@ -95,7 +95,7 @@ func status(opts *Options, rec *record) (*Status, error) {
 		st.Components = append(st.Components, c)
 	}
 	if rec.Nodes {
-		for _, name := range rec.Clusters {
+		for _, name := range append([]string{hubName}, rec.Clusters...) {
 			c := Component{Name: nodeName(name), Kind: "node", State: StateStopped, PIDs: node.PIDs(opts.nodeDir(name))}
 			ctrd, kubelet := node.Running(opts.nodeDir(name))
 			switch {

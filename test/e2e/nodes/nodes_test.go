@@ -30,6 +30,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	hubpkg "flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 
@@ -141,6 +143,49 @@ func TestNodes(t *testing.T) {
 			assert.True(t, meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined), name)
 			assert.True(t, meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable), name)
 		}
+	})
+
+	t.Run("the hub runs as Pods, its webhooks behind a Service, one leader", func(t *testing.T) {
+		cs := kubernetes.NewForConfigOrDie(hub)
+		dep, err := cs.AppsV1().Deployments(deploy.Namespace).Get(ctx, deploy.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, int32(2), dep.Status.ReadyReplicas)
+		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hubpkg.WebhookConfigurationName, metav1.GetOptions{})
+		require.NoError(t, err)
+		for _, h := range vwc.Webhooks {
+			require.NotNil(t, h.ClientConfig.Service, "webhook %s is called through the Service", h.Name)
+			assert.Nil(t, h.ClientConfig.URL)
+			assert.Equal(t, deploy.Name, h.ClientConfig.Service.Name)
+		}
+		works := workclient.NewForConfigOrDie(hub).WorkV1().ManifestWorks("cluster1")
+		refused := func(c *assert.CollectT) {
+			cm := raw(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "twice", "namespace": "default"}})
+			_, err := works.Create(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "twice"},
+				Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: cm}, {RawExtension: cm}}}}},
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if assert.Error(c, err) {
+				assert.Contains(c, err.Error(), "duplicates manifest 0", "refused by the hub's webhook")
+			}
+		}
+		require.EventuallyWithT(t, refused, timeout, tick)
+
+		leader := func() string {
+			l, err := cs.CoordinationV1().Leases(deploy.Namespace).Get(ctx, "flotilla-hub", metav1.GetOptions{})
+			if err != nil || l.Spec.HolderIdentity == nil {
+				return ""
+			}
+			pod, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+			return pod
+		}
+		first := leader()
+		require.NotEmpty(t, first, "a replica holds the leader lease")
+		require.NoError(t, cs.CoreV1().Pods(deploy.Namespace).Delete(ctx, first, metav1.DeleteOptions{}))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			now := leader()
+			assert.NotEmpty(c, now)
+			assert.NotEqual(c, first, now, "another replica took over")
+		}, timeout, tick)
+		require.EventuallyWithT(t, refused, timeout, tick, "the webhooks still answer after the leader left")
 	})
 
 	works := workclient.NewForConfigOrDie(hub).WorkV1().ManifestWorks("cluster1")

@@ -1,0 +1,30 @@
+package hub
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+func TestWithServicePointsEachWebhookAtItsPath(t *testing.T) {
+	p := "/validate-manifestwork"
+	hooks := []admissionregistrationv1.ValidatingWebhook{{Name: "w", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &p}}}
+	out := withService(hooks, "ns", "svc", []byte("ca"))
+	require.Len(t, out, 1)
+	cc := out[0].ClientConfig
+	assert.Nil(t, cc.URL)
+	require.NotNil(t, cc.Service)
+	assert.Equal(t, "ns", cc.Service.Namespace)
+	assert.Equal(t, "svc", cc.Service.Name)
+	assert.Equal(t, p, *cc.Service.Path)
+	assert.Equal(t, int32(443), *cc.Service.Port)
+	assert.Equal(t, []byte("ca"), cc.CABundle)
+	assert.Equal(t, p, *hooks[0].ClientConfig.URL, "the input is not changed")
+
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{Webhooks: out}
+	assert.True(t, ours(vwc, "service:ns/svc"))
+	assert.False(t, ours(vwc, "service:ns/other"))
+	assert.False(t, ours(vwc, "https://127.0.0.1:9443"), "a URL hub does not own a Service configuration")
+}

@@ -173,6 +173,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		spokeReader: spoke.GetAPIReader(),
 		applier:     &apply.Applier{Client: dyn, Mapper: apply.NewMapper(disc)},
 		watcher:     w,
+		recorder:    mgr.GetEventRecorder("work-agent"),
 		clusterName: opts.ClusterName,
 		agentID:     opts.AgentID,
 		hubHash:     hubHash,

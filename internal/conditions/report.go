@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -42,7 +43,7 @@ func Report(log logr.Logger, rec events.EventRecorder, obj runtime.Object, cuts 
 	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
 		kind = gvk.Kind
 	} else {
-		kind = fmt.Sprintf("%T", obj)
+		kind = reflect.Indirect(reflect.ValueOf(obj)).Type().Name()
 	}
 	if m, err := meta.Accessor(obj); err == nil {
 		ns, name, uid = m.GetNamespace(), m.GetName(), string(m.GetUID())

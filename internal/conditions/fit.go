@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"strconv"
 	"strings"
@@ -19,10 +20,17 @@ const (
 	ReasonMessageTruncated = "MessageTruncated"
 )
 
-// marker ends a cut message.
-func marker(cut, total int) string {
-	return fmt.Sprintf(" ... [truncated: %d of %d bytes; full text in the controller's log, see Event %s]",
-		cut, total, ReasonMessageTruncated)
+// marker ends a cut message. The checksum of the full text lets SameMessage
+// tell two texts with the same beginning and length apart.
+func marker(cut int, full string) string {
+	return fmt.Sprintf(" ... [truncated: %d of %d bytes, text %08x; full text in the controller's log, see Event %s]",
+		cut, len(full), checksum(full), ReasonMessageTruncated)
+}
+
+func checksum(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }
 
 // FitMessage returns s unchanged when it has at most limit bytes; otherwise it
@@ -32,14 +40,14 @@ func FitMessage(s string, limit int) (string, bool) {
 	if len(s) <= limit {
 		return s, false
 	}
-	keep := limit - len(marker(len(s), len(s)))
+	keep := limit - len(marker(len(s), s))
 	if keep < 0 {
 		keep = 0
 	}
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
-	out := strings.ToValidUTF8(s[:keep], "") + marker(len(s)-keep, len(s))
+	out := strings.ToValidUTF8(s[:keep], "") + marker(len(s)-keep, s)
 	if len(out) > limit { // a limit shorter than the marker
 		out = out[:limit]
 		for len(out) > 0 && !utf8.ValidString(out) {
@@ -146,4 +154,23 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// SameMessage tells whether stored (as written to a status) says the same as
+// full: equal, or full cut by FitMessage to any limit. Code that keeps a
+// transition time while the message is unchanged compares with it.
+func SameMessage(stored, full string) bool {
+	if stored == full {
+		return true
+	}
+	i := strings.LastIndex(stored, " ... [truncated: ")
+	if i < 0 {
+		return false
+	}
+	var cut, total int
+	var sum uint32
+	if _, err := fmt.Sscanf(stored[i:], " ... [truncated: %d of %d bytes, text %08x", &cut, &total, &sum); err != nil {
+		return false
+	}
+	return total == len(full) && i+cut == len(full) && sum == checksum(full) && strings.HasPrefix(full, stored[:i])
 }

@@ -129,3 +129,25 @@ type recorder struct{ notes []string }
 func (r *recorder) Eventf(_ runtime.Object, _ runtime.Object, _, reason, _, note string, args ...any) {
 	r.notes = append(r.notes, reason+": "+fmt.Sprintf(note, args...))
 }
+
+func TestSameMessage(t *testing.T) {
+	long := strings.Repeat("é", 30000) + "end"
+	cut, _ := conditions.FitMessage(long, 1024)
+	other := strings.Repeat("é", 30000) + "END"
+	for _, tc := range []struct {
+		name         string
+		stored, full string
+		want         bool
+	}{
+		{"equal", "a", "a", true},
+		{"different", "a", "b", false},
+		{"a cut of it", cut, long, true},
+		{"a cut of another text", cut, other, false},
+		{"a cut of a longer text", cut, long + "x", false},
+		{"looks cut but is not", "x ... [truncated: 5 of 6 bytes; y]", "x", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, conditions.SameMessage(tc.stored, tc.full))
+		})
+	}
+}

@@ -38,7 +38,10 @@
 // Invisible is not the same as deleted for code that acts on absence: a
 // controller that destroys things when an object is gone must confirm the
 // absence with an uncached read (which fails with the decode error instead of
-// NotFound); the work agent's eviction of orphaned AppliedManifestWorks does.
+// NotFound); the work agent's eviction of orphaned AppliedManifestWorks does
+// (metadata only). The other side of invisible: a controller cannot finalize
+// what it cannot see, so deleting an undecodable object that carries a
+// finalizer waits until the object is fixed (or the finalizer removed by hand).
 //
 // # Alternatives considered
 //

@@ -60,8 +60,11 @@
 //
 // The wrapper works for every client built from the wrapped rest.Config:
 // controller-runtime managers and caches, generated clientsets and their
-// informer factories. Its cost is a second JSON decode of the items of the
-// checked groups only; built-in groups (served as protobuf or JSON, and
-// validated by the apiserver against their Go types) are not inspected.
+// informer factories. Its cost is a second JSON decode of each list item and
+// watch event of the checked groups only (BenchmarkList: listing 1000
+// Placements takes about 2.5 times the CPU of the unfiltered list; lists are
+// rare, at start and after a watch expires); built-in groups (served as
+// protobuf or JSON, and validated by the apiserver against their Go types) are
+// not inspected.
 // Unstructured (dynamic) clients never fail to decode and need no filter.
 package tolerant

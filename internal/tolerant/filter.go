@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -98,7 +98,7 @@ func New(opts Options) (*Filter, error) {
 	}
 	return &Filter{
 		scheme:  opts.Scheme,
-		decoder: serializer.NewCodecFactory(opts.Scheme).UniversalDeserializer(),
+		decoder: jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, opts.Scheme, opts.Scheme, jsonserializer.SerializerOptions{}),
 		groups:  groups,
 		log:     log,
 		seen:    map[string]bool{},
@@ -184,44 +184,36 @@ type identity struct {
 // filterList removes undecodable items from a JSON list; it returns the body
 // unchanged (and false) when nothing was removed or it is not a list.
 func (f *Filter) filterList(body []byte) ([]byte, bool) {
-	var list map[string]json.RawMessage
-	if json.Unmarshal(body, &list) != nil {
+	var list struct {
+		typeMeta
+		Items []json.RawMessage `json:"items"`
+	}
+	if json.Unmarshal(body, &list) != nil || list.Items == nil || !strings.HasSuffix(list.Kind, "List") {
 		return body, false
 	}
-	rawItems, ok := list["items"]
-	if !ok {
-		return body, false
-	}
-	var tm typeMeta
-	_ = json.Unmarshal(body, &tm)
-	if !strings.HasSuffix(tm.Kind, "List") {
-		return body, false
-	}
-	gv, err := schema.ParseGroupVersion(tm.APIVersion)
+	gv, err := schema.ParseGroupVersion(list.APIVersion)
 	if err != nil || !f.groups.Has(gv.Group) {
 		return body, false
 	}
-	itemKind := gv.WithKind(strings.TrimSuffix(tm.Kind, "List"))
-	var items []json.RawMessage
-	if json.Unmarshal(rawItems, &items) != nil {
-		return body, false
-	}
-	kept := items[:0:0]
-	for _, item := range items {
+	itemKind := gv.WithKind(strings.TrimSuffix(list.Kind, "List"))
+	kept := make([]json.RawMessage, 0, len(list.Items))
+	for _, item := range list.Items {
 		if d, bad := f.check(item, itemKind); bad {
 			f.report(d)
 			continue
 		}
 		kept = append(kept, item)
 	}
-	if len(kept) == len(items) {
+	if len(kept) == len(list.Items) {
 		return body, false
 	}
-	if kept == nil {
-		kept = []json.RawMessage{}
+	// Rebuild the list with every other field as it was.
+	var whole map[string]json.RawMessage
+	if json.Unmarshal(body, &whole) != nil {
+		return body, false
 	}
-	list["items"], _ = json.Marshal(kept)
-	out, err := json.Marshal(list)
+	whole["items"], _ = json.Marshal(kept)
+	out, err := json.Marshal(whole)
 	if err != nil {
 		return body, false
 	}
@@ -229,26 +221,37 @@ func (f *Filter) filterList(body []byte) ([]byte, bool) {
 }
 
 // check decodes one object into its Go type; bad is true when that fails for
-// a kind the scheme knows.
+// a kind the scheme knows. fallback is the kind of a list's items (empty for
+// a watch event's object, which names its own).
 func (f *Filter) check(raw json.RawMessage, fallback schema.GroupVersionKind) (d Dropped, bad bool) {
-	var id identity
-	if err := json.Unmarshal(raw, &id); err != nil {
-		return Dropped{GVK: fallback, Err: err}, true
-	}
-	gvk := fallback
-	if id.APIVersion != "" && id.Kind != "" {
-		if gv, err := schema.ParseGroupVersion(id.APIVersion); err == nil {
-			gvk = gv.WithKind(id.Kind)
-		}
-	}
-	if !f.groups.Has(gvk.Group) || !f.scheme.Recognizes(gvk) {
+	if fallback.Kind != "" && !f.scheme.Recognizes(fallback) {
 		return Dropped{}, false
 	}
-	if _, _, err := f.decoder.Decode(raw, &gvk, nil); err != nil {
-		return Dropped{GVK: gvk, Namespace: id.Metadata.Namespace, Name: id.Metadata.Name,
-			UID: id.Metadata.UID, ResourceVersion: id.Metadata.ResourceVersion, Err: err}, true
+	var defaults *schema.GroupVersionKind
+	if fallback.Kind != "" {
+		defaults = &fallback
 	}
-	return Dropped{}, false
+	_, gvk, err := f.decoder.Decode(raw, defaults, nil)
+	if err == nil {
+		return Dropped{}, false
+	}
+	// Only now read what the object says it is.
+	var id identity
+	if jerr := json.Unmarshal(raw, &id); jerr != nil {
+		return Dropped{GVK: fallback, Err: err}, fallback.Kind != ""
+	}
+	if gvk == nil || gvk.Kind == "" {
+		g := fallback
+		if gv, perr := schema.ParseGroupVersion(id.APIVersion); perr == nil && id.Kind != "" {
+			g = gv.WithKind(id.Kind)
+		}
+		gvk = &g
+	}
+	if !f.groups.Has(gvk.Group) || !f.scheme.Recognizes(*gvk) {
+		return Dropped{}, false // not a kind this process decodes into a Go type
+	}
+	return Dropped{GVK: *gvk, Namespace: id.Metadata.Namespace, Name: id.Metadata.Name,
+		UID: id.Metadata.UID, ResourceVersion: id.Metadata.ResourceVersion, Err: err}, true
 }
 
 // report logs, counts and reports d once per object version.

@@ -55,6 +55,7 @@ var (
 	clusters     = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1", Resource: "managedclusters"}
 	works        = schema.GroupVersionResource{Group: "work.open-cluster-management.io", Version: "v1", Resource: "manifestworks"}
 	replicasets  = schema.GroupVersionResource{Group: "work.open-cluster-management.io", Version: "v1alpha1", Resource: "manifestworkreplicasets"}
+	adcs         = schema.GroupVersionResource{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Resource: "addondeploymentconfigs"}
 	cmas         = schema.GroupVersionResource{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Resource: "clustermanagementaddons"}
 	configPolicy = schema.GroupVersionResource{Group: "policy.open-cluster-management.io", Version: "v1", Resource: "configurationpolicies"}
 )
@@ -126,6 +127,12 @@ spec:
 const cma = `
 apiVersion: addon.open-cluster-management.io/v1alpha1
 kind: ClusterManagementAddOn
+`
+
+const adc = `
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnDeploymentConfig
+metadata: {namespace: default}
 `
 
 const configpolicy = `
@@ -230,6 +237,21 @@ func TestAdmissionRolloutStrategies(t *testing.T) {
 		"spec.manifestWorkTemplate.deleteOption.ttlSecondsAfterFinished"}.run)
 }
 
+func TestAdmissionAddOnDeploymentConfig(t *testing.T) {
+	res := func(q string) string {
+		return adc + "spec: {resourceRequirements: [{containerID: 'deployments:*:*', resources: {requests: {cpu: 100m}, limits: {memory: " + q + "}}}]}"
+	}
+	for _, c := range []admissionCase{
+		{"quantity the Go parser refuses", adcs, res("1e1.5"), "spec.resourceRequirements[].resources.{requests,limits}"},
+		{"exponent too large", adcs, res("1e99999999999999999999"), "spec.resourceRequirements[]"},
+		{"quantity", adcs, res("128Mi"), ""},
+		{"toleration operator Bogus", adcs, adc + "spec: {nodePlacement: {tolerations: [{key: k, operator: Bogus}]}}", "spec.nodePlacement.tolerations[].operator"},
+		{"toleration", adcs, adc + "spec: {nodePlacement: {tolerations: [{key: k, operator: Exists, effect: NoSchedule}]}}", ""},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
 func TestAdmissionConfigurationPolicy(t *testing.T) {
 	tmpl := func(extra string) string {
 		return configpolicy + "spec:\n  object-templates:\n  - {complianceType: musthave, objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: x}}" + extra + "}\n"
@@ -264,6 +286,9 @@ func TestAdmissionStatus(t *testing.T) {
 			"{resourceStatus: {manifests: [{resourceMeta: {ordinal: 0}, conditions: []}]}}", "", works},
 		{"placement selected over int32", placement + "spec: {}", "{numberOfSelectedClusters: 2147483648}", "status.numberOfSelectedClusters", placements},
 		{"placement group count negative", placement + "spec: {}", "{numberOfSelectedClusters: 1, decisionGroups: [{decisionGroupIndex: 0, clusterCount: -1}]}", "status.decisionGroups[]", placements},
+		{"cluster capacity the Go parser refuses", cluster + "spec: {}", "{capacity: {cpu: '1e1.5'}}", "status.capacity: every value must be a Kubernetes quantity", clusters},
+		{"cluster allocatable the Go parser refuses", cluster + "spec: {}", "{allocatable: {memory: '1e99999999999999999999'}}", "status.allocatable: every value must be a Kubernetes quantity", clusters},
+		{"cluster capacity ok", cluster + "spec: {}", "{capacity: {cpu: 4, memory: 16Gi}, allocatable: {cpu: 3500m}}", "", clusters},
 		{"placement ok", placement + "spec: {}", "{numberOfSelectedClusters: 1, decisionGroups: [{decisionGroupIndex: 0, decisionGroupName: '', decisions: [], clusterCount: 1}]}", "", placements},
 	} {
 		t.Run(c.name, func(t *testing.T) {

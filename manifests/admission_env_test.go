@@ -267,6 +267,10 @@ func TestAdmissionConfigurationPolicy(t *testing.T) {
 		{"metadataComplianceType mustnothave", configPolicy, tmpl(", metadataComplianceType: mustnothave"), "metadataComplianceType"},
 		{"recordDiff Always", configPolicy, tmpl(", recordDiff: Always"), "recordDiff"},
 		{"evaluationInterval soon", configPolicy, configpolicy + "spec: {evaluationInterval: {compliant: soon}}", "spec.evaluationInterval.compliant"},
+		{"evaluationInterval 1x5m", configPolicy, configpolicy + "spec: {evaluationInterval: {compliant: 1x5m}}", "spec.evaluationInterval.compliant"},
+		{"evaluationInterval 10mnever", configPolicy, configpolicy + "spec: {evaluationInterval: {noncompliant: 10mnever}}", "spec.evaluationInterval.noncompliant"},
+		{"evaluationInterval overflow", configPolicy, configpolicy + "spec: {evaluationInterval: {noncompliant: 99999999999h}}", "spec.evaluationInterval.noncompliant"},
+		{"evaluationInterval parts", configPolicy, configpolicy + "spec: {evaluationInterval: {compliant: 1h30m15s, noncompliant: 1.5h}}", ""},
 		{"good", configPolicy, tmpl(", recordDiff: InStatus, metadataComplianceType: MustOnlyHave") + "  remediationAction: enforce\n  severity: critical\n  pruneObjectBehavior: DeleteIfCreated\n  evaluationInterval: {compliant: 10m, noncompliant: never}\n", ""},
 	} {
 		t.Run(c.name, c.run)
@@ -377,4 +381,26 @@ func TestAdmissionPoliciesTypeCheck(t *testing.T) {
 		require.NotEmpty(c, got.Status.TypeChecking.ExpressionWarnings)
 		assert.Contains(c, got.Status.TypeChecking.ExpressionWarnings[0].Warning, "noSuchField")
 	}, time.Minute, 200*time.Millisecond)
+}
+
+// int64 fields need no policy: the apiserver itself refuses an integer outside
+// the int64 range (or a fraction) for a `type: integer` field, so only int32,
+// int-or-string, duration and quantity fields are bounded by the policies.
+func TestInt64FieldsBoundedByTheAPIServer(t *testing.T) {
+	rc := kubernetes.NewForConfigOrDie(cpConfig).CoreV1().RESTClient()
+	for n, admitted := range map[string]bool{"9223372036854775807": true, "9223372036854775808": false, "1e19": false, "1.5": false} {
+		name := fmt.Sprintf("int64-%d", seq.Add(1))
+		body := `{"apiVersion":"work.open-cluster-management.io/v1","kind":"ManifestWork","metadata":{"name":"` + name + `","namespace":"default"},` +
+			`"spec":{"workload":{"manifests":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default"}}]},"deleteOption":{"propagationPolicy":"Foreground","ttlSecondsAfterFinished":` + n + `}}}`
+		err := rc.Post().AbsPath("/apis/work.open-cluster-management.io/v1/namespaces/default/manifestworks").
+			SetHeader("Content-Type", "application/json").Body([]byte(body)).Do(ctx(t)).Error()
+		if admitted {
+			assert.NoError(t, err, n)
+			continue
+		}
+		if assert.Error(t, err, n) {
+			assert.True(t, apierrors.IsInvalid(err), "%s: %v", n, err)
+			assert.Contains(t, err.Error(), "spec.deleteOption.ttlSecondsAfterFinished", n)
+		}
+	}
 }

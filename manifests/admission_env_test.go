@@ -95,6 +95,7 @@ func (c admissionCase) run(t *testing.T) {
 		return
 	}
 	require.Error(t, err, "%s was admitted", c.name)
+	t.Logf("refused: %v", err)
 	assert.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
 	assert.Contains(t, err.Error(), c.refusal)
 }
@@ -169,7 +170,8 @@ func TestAdmissionPlacement(t *testing.T) {
 		{"cluster sets", placements, placement + "spec: {clusterSets: [default, global, team-a.prod]}", ""},
 		{"maxSkew over int32", placements, placement + "spec: {spreadPolicy: {spreadConstraints: [{topologyKey: k, topologyKeyType: Label, maxSkew: 2147483648}]}}", "spec.spreadPolicy.spreadConstraints[].maxSkew"},
 		{"clustersPerDecisionGroup over int32", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: 2147483648}}}", "clustersPerDecisionGroup"},
-		{"clustersPerDecisionGroup zero", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: 0}}}", "clustersPerDecisionGroup"},
+		{"clustersPerDecisionGroup negative", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: -1}}}", "clustersPerDecisionGroup"},
+		{"clustersPerDecisionGroup zero is the default", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: 0}}}", ""},
 		{"clustersPerDecisionGroup number", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: 3}}}", ""},
 		{"clustersPerDecisionGroup percent", placements, placement + "spec: {decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: 25%}}}", ""},
 	} {
@@ -321,6 +323,8 @@ func TestNumberOfClustersOverInt32RefusedWithoutHub(t *testing.T) {
 	obj := object(t, placement+"spec: {numberOfClusters: 2147483648}")
 	_, err := dyn.Resource(placements).Namespace("default").Create(ctx(t), obj, metav1.CreateOptions{})
 	require.Error(t, err)
+	t.Logf("refused: %v", err)
+	assert.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
 	assert.Contains(t, err.Error(), "ValidatingAdmissionPolicy 'flotilla-placements'")
 	assert.Contains(t, err.Error(), "spec.numberOfClusters must be between 0 and 2147483647")
 	assert.Contains(t, err.Error(), "2147483648")

@@ -408,3 +408,41 @@ func TestInt64FieldsBoundedByTheAPIServer(t *testing.T) {
 		}
 	}
 }
+
+// An object stored before the policies held it (here: planted while the binding
+// was removed) can still be deleted: a write to an object that carries a
+// deletionTimestamp is not judged, so its finalizers can go. Until it is being
+// deleted, any other write is refused while the bad value stays.
+func TestStoredBadObjectCanStillBeDeleted(t *testing.T) {
+	client := kubernetes.NewForConfigOrDie(cpConfig)
+	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+	require.NoError(t, bindings.Delete(ctx(t), "flotilla-placements", metav1.DeleteOptions{}))
+	t.Cleanup(func() {
+		require.NoError(t, manifests.InstallAdmission(context.Background(), cpConfig, manifests.HubCRDs))
+	})
+	bad := object(t, placement+"spec: {numberOfClusters: 2147483648}")
+	bad.SetFinalizers([]string{"flotilla.dev/test"})
+	require.Eventually(t, func() bool {
+		_, err := dyn.Resource(placements).Namespace("default").Create(ctx(t), bad.DeepCopy(), metav1.CreateOptions{})
+		return err == nil
+	}, 30*time.Second, 100*time.Millisecond, "the removal of the binding takes effect")
+	require.NoError(t, manifests.InstallAdmission(ctx(t), cpConfig, manifests.HubCRDs))
+
+	api := dyn.Resource(placements).Namespace("default")
+	stored, err := api.Get(ctx(t), bad.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	stored.SetLabels(map[string]string{"touched": "yes"})
+	_, err = api.Update(ctx(t), stored, metav1.UpdateOptions{})
+	require.Error(t, err, "a write that keeps the bad value")
+	assert.Contains(t, err.Error(), "spec.numberOfClusters")
+
+	require.NoError(t, api.Delete(ctx(t), bad.GetName(), metav1.DeleteOptions{}))
+	stored, err = api.Get(ctx(t), bad.GetName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, stored.GetDeletionTimestamp())
+	stored.SetFinalizers(nil)
+	_, err = api.Update(ctx(t), stored, metav1.UpdateOptions{})
+	require.NoError(t, err, "dropping the finalizer of an object being deleted")
+	_, err = api.Get(ctx(t), bad.GetName(), metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the bad Placement is gone: %v", err)
+}

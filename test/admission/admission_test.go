@@ -1,9 +1,8 @@
-package manifests_test
+package admission_test
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,40 +14,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	"flotilla.dev/flotilla/manifests"
-	"flotilla.dev/flotilla/test/testenv"
 )
-
-// One control plane for the package, with every CRD set (and so every
-// admission policy) installed the way `flotilla init` installs them, and no
-// Flotilla process at all: what is refused here is refused by the apiserver.
-var (
-	cpConfig *rest.Config
-	dyn      dynamic.Interface
-)
-
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	env, err := testenv.New(testenv.Options{
-		HubCRDs: []string{manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	defer env.Stop()
-	cpConfig = env.Hub.Config
-	dyn = dynamic.NewForConfigOrDie(cpConfig)
-	return m.Run()
-}
 
 var (
 	placements   = schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Resource: "placements"}

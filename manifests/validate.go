@@ -1,7 +1,10 @@
 package manifests
 
 import (
+	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -22,8 +25,9 @@ var validators struct {
 // Validate checks obj against the OpenAPI schema of its embedded CRD (types,
 // enums, patterns, bounds), as the apiserver would at create, for readers that
 // never reach an apiserver (for example `flotilla policy dryrun`). The error
-// lists every problem with its field path, e.g.
-// `spec.remediationAction: Unsupported value: "destroy": supported values: ...`.
+// lists every problem with its field path, sorted, separated by "; ", e.g.
+// `spec.remediationAction: Unsupported value: "destroy": supported values: ...`;
+// the caller names the object.
 // An object of a kind no embedded CRD defines is not checked. CEL rules
 // (x-kubernetes-validations) and admission policies are not evaluated.
 func Validate(obj *unstructured.Unstructured) error {
@@ -41,7 +45,12 @@ func Validate(obj *unstructured.Unstructured) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s %q is invalid: %w", obj.GetKind(), obj.GetName(), errs.ToAggregate())
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	sort.Strings(msgs) // the schema walk visits properties in map order
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 func buildValidators() (map[schema.GroupVersionKind]validation.SchemaValidator, error) {

@@ -30,7 +30,6 @@ func TestValidate(t *testing.T) {
 				return
 			}
 			assert.ErrorContains(t, err, tc.want)
-			assert.ErrorContains(t, err, `ConfigurationPolicy "p" is invalid`)
 		})
 	}
 	other := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": 5}}

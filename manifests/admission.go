@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -127,9 +128,10 @@ type admissionProbe struct {
 }
 
 // admissionProbes are the probes per CRD set, run as server-side dry runs.
-// The probed policy and binding are the last ones created (file-name order), so
-// the apiserver, which reads policies and bindings each from one ordered watch,
-// has seen the others too.
+// InstallAdmission creates every policy before any binding, and a probed
+// policy's binding last, so once the apiserver (which reads policies and
+// bindings each from one ordered watch) enforces the probed policy, it has
+// seen all the others too.
 var admissionProbes = map[string]admissionProbe{
 	HubCRDs: {
 		resource:  schema.GroupVersionResource{Group: "cluster.open-cluster-management.io", Version: "v1beta1", Resource: "placements"},
@@ -172,8 +174,16 @@ func InstallAdmission(ctx context.Context, cfg *rest.Config, sets ...string) err
 			return fmt.Errorf("install ValidatingAdmissionPolicy %s: %w%s", p.Name, err, admissionHint(err))
 		}
 	}
+	probed := map[string]bool{}
+	for _, set := range sets {
+		if p, ok := admissionProbes[set]; ok {
+			probed[p.refusedBy] = true
+		}
+	}
+	ordered := slices.Clone(a.Bindings)
+	sort.SliceStable(ordered, func(i, j int) bool { return !probed[ordered[i].Spec.PolicyName] && probed[ordered[j].Spec.PolicyName] })
 	bindings := client.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
-	for _, b := range a.Bindings {
+	for _, b := range ordered {
 		existing, err := bindings.Get(ctx, b.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/test/testenv"
 )
 
 // A ManifestWork that no Go client can decode (its status holds an ordinal
@@ -21,6 +23,7 @@ func TestUndecodableWorkHarmsOnlyItself(t *testing.T) {
 	newWork(t, "cluster1", "turns-bad", namespace("undecodable"), configMap("undecodable", "kept", nil)).create(t)
 	waitApplied(t, "cluster1", "turns-bad")
 
+	testenv.WithoutAdmissionPolicies(t, env.Hub)
 	bad := &unstructured.Unstructured{}
 	bad.SetAPIVersion("work.open-cluster-management.io/v1")
 	bad.SetKind("ManifestWork")

@@ -30,6 +30,7 @@ import (
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/tolerant"
 )
 
 // WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns
@@ -130,8 +131,15 @@ func Run(ctx context.Context, opts Options) error {
 	if cfg.Burst <= 0 {
 		cfg.Burst = 200
 	}
+	// One undecodable object must not stop an informer: skip it, say so once.
+	hubScheme := scheme.New()
+	skip, err := tolerant.New(tolerant.Options{Scheme: hubScheme, Log: ctrl.Log.WithName("hub").WithName("undecodable")})
+	if err != nil {
+		return err
+	}
+	cfg = skip.Wrap(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme.New(),
+		Scheme:                 hubScheme,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.HealthAddr,
 		LeaderElection:         opts.LeaderElection,
@@ -145,6 +153,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("hub manager: %w", err)
 	}
+	skip.SetReporter(tolerant.EventReporter(mgr.GetEventRecorder("flotilla-hub")))
 	if opts.HealthAddr != "" {
 		// Ready once the webhook server serves: every replica serves the webhooks
 		// (only the leader reconciles), and the apiserver calls ready ones only.

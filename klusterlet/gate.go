@@ -8,11 +8,14 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/internal/tolerant"
 )
 
 // delivery is what the hub lets the work agent do, read from the cluster's own
@@ -66,7 +69,17 @@ func deliveryFor(mc *clusterv1.ManagedCluster) delivery {
 // selector on its name) and sends the delivery it allows on every change. Only
 // the latest value waits in the channel. It runs until ctx ends.
 func watchOwnCluster(ctx context.Context, hubConfig *rest.Config, cluster string, out chan delivery, log logr.Logger) error {
-	cs, err := clusterclient.NewForConfig(hubConfig)
+	// A ManagedCluster that cannot be decoded reads as gone (deliver nothing)
+	// instead of stalling the watch; it is logged once.
+	mcScheme := runtime.NewScheme()
+	if err := clusterv1.Install(mcScheme); err != nil {
+		return err
+	}
+	skip, err := tolerant.New(tolerant.Options{Scheme: mcScheme, Log: log.WithName("undecodable")})
+	if err != nil {
+		return err
+	}
+	cs, err := clusterclient.NewForConfig(skip.Wrap(hubConfig))
 	if err != nil {
 		return err
 	}

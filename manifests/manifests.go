@@ -1,6 +1,7 @@
 // Package manifests embeds the YAML Flotilla installs: the OCM CRDs copied from
-// open-cluster-management.io/api (see hack/manifests.sh), Flotilla's own CRDs, and
-// the RBAC and deployment templates used by `flotilla init` and `flotilla join`.
+// open-cluster-management.io/api (see hack/manifests.sh), Flotilla's own CRDs, the
+// ValidatingAdmissionPolicies that bound the OCM CRDs' fields (admission/, see
+// docs/admission.md), and the RBAC and deployment templates used by `flotilla init` and `flotilla join`.
 package manifests
 
 import (
@@ -71,7 +72,9 @@ func CRDs(sets ...string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 // InstallCRDs creates or updates the CRDs of the named sets on the cluster behind
-// cfg and waits until every one of them is Established.
+// cfg, waits until every one of them is Established, then installs the sets'
+// admission policies (InstallAdmission) and waits until they are in force: the
+// CRDs are never served without the bounds that keep their objects decodable.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, sets ...string) error {
 	crds, err := CRDs(sets...)
 	if err != nil {
@@ -113,5 +116,5 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, sets ...string) error {
 			return fmt.Errorf("CRD %s did not become Established: %w", name, err)
 		}
 	}
-	return nil
+	return InstallAdmission(ctx, cfg, sets...)
 }

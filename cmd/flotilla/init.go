@@ -29,7 +29,8 @@ func newInitCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Prepare a hub: CRDs, registration RBAC, the bootstrap identity, and a join token",
-		Long: `Install the Open Cluster Management hub CRDs, the registration RBAC and the bootstrap
+		Long: `Install the Open Cluster Management hub CRDs with Flotilla's admission policies
+(ValidatingAdmissionPolicies named flotilla-*, see docs/admission.md), the registration RBAC and the bootstrap
 identity (ServiceAccount open-cluster-management/agent-registration-bootstrap bound to
 exactly the bootstrap permissions) on the hub, mint a bootstrap token with the
 TokenRequest API and print the join command for managed clusters.`,

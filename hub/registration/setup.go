@@ -35,7 +35,7 @@ type Options struct {
 // handler with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	c := mgr.GetClient()
-	if err := (&cluster.Reconciler{Client: c}).SetupWithManager(mgr); err != nil {
+	if err := (&cluster.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("managedcluster-acceptance")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	// The shared ClusterRoles must exist before any RoleBinding refers to them.

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Reasons of the Applied and Available conditions the hub writes on the works
@@ -138,6 +140,7 @@ func (r *deliveryMarker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	work.Status.Conditions = conds
+	conditions.Fit(ctx, nil, work) // messages naming a cluster: fitted like every other
 	return ctrl.Result{}, client.IgnoreNotFound(r.client.Status().Update(ctx, work))
 }
 

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
+	statusfit "flotilla.dev/flotilla/internal/conditions"
 )
 
 // Reconcile follows the skeleton: get, finalizer (deletion), compute, write status.
@@ -128,9 +129,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, c := range conditions(mwrs.Generation, outs) {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
-	if !reflect.DeepEqual(st, mwrs.Status) {
-		mwrs.Status = st
-		if err := r.Status().Update(ctx, &mwrs); err != nil && !apierrors.IsConflict(err) {
+	next := mwrs
+	next.Status = st
+	statusfit.Fit(ctx, r.recorder, &next)
+	if !reflect.DeepEqual(next.Status, mwrs.Status) {
+		if err := r.Status().Update(ctx, &next); err != nil && !apierrors.IsConflict(err) {
 			errs = append(errs, err)
 		}
 	}

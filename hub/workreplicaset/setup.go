@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -28,6 +29,8 @@ type Options struct {
 type Reconciler struct {
 	client.Client
 	now func() time.Time
+	// recorder reports status messages that were cut to fit.
+	recorder events.EventRecorder
 }
 
 // Setup registers the controller with mgr.
@@ -38,7 +41,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now}
+	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now, recorder: mgr.GetEventRecorder("manifestworkreplicaset")}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestworkreplicaset").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

@@ -124,7 +124,8 @@ var NodeKCMControllers = []string{
 // KCMControllers are the kube-controller-manager controllers a Flotilla control
 // plane runs: client-certificate signing, namespace deletion, garbage collection,
 // service accounts and their tokens, and the workload controllers (so that a
-// Deployment gets its ReplicaSet even without nodes).
+// Deployment gets its ReplicaSet even without nodes), and the status controller of
+// ValidatingAdmissionPolicies (it reports type-checking warnings).
 var KCMControllers = []string{
 	"certificatesigningrequest-signing-controller",
 	"certificatesigningrequest-cleaner-controller",
@@ -139,6 +140,7 @@ var KCMControllers = []string{
 	"job-controller",
 	"daemonset-controller",
 	"statefulset-controller",
+	"validatingadmissionpolicy-status-controller",
 }
 
 // Start starts (or restarts, on an existing Dir) a control plane and waits until

@@ -206,7 +206,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	opts.progress("installing CRDs (OCM hub CRDs on the hub; ClusterClaim, AppliedManifestWork and policy CRDs on managed clusters)")
+	opts.progress("installing CRDs and their admission policies (OCM hub CRDs on the hub; ClusterClaim, AppliedManifestWork and policy CRDs on managed clusters)")
 	for _, cp := range started {
 		if err := manifests.InstallCRDs(ctx, cp.Config, crdSets(cp.Name)...); err != nil {
 			return nil, fmt.Errorf("%s: %w", cp.Name, err)

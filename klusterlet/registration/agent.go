@@ -15,11 +15,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+
+	"flotilla.dev/flotilla/internal/tolerant"
 )
 
 // Agent is one registration agent. Create it with New and start it with Run.
@@ -53,7 +57,17 @@ func New(opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("managed cluster client: %w", err)
 	}
-	spokeClusters, err := clusterclient.NewForConfig(withRate(opts.SpokeConfig))
+	// A ClusterClaim that cannot be decoded must not hide the others.
+	claimScheme := runtime.NewScheme()
+	if err := clusterv1alpha1.Install(claimScheme); err != nil {
+		return nil, err
+	}
+	skip, err := tolerant.New(tolerant.Options{Scheme: claimScheme,
+		Log: klog.Background().WithValues("cluster", opts.ClusterName).WithName("undecodable-on-cluster")})
+	if err != nil {
+		return nil, err
+	}
+	spokeClusters, err := clusterclient.NewForConfig(skip.Wrap(withRate(opts.SpokeConfig)))
 	if err != nil {
 		return nil, fmt.Errorf("managed cluster client: %w", err)
 	}

@@ -13,8 +13,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/klog/v2"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Condition types and reasons the agent writes (OCM's names).
@@ -206,6 +209,10 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 		}
 		before := mc.Status.DeepCopy()
 		mutate(&mc.Status)
+		// Messages quoting errors are cut to fit; the full text is logged. (No
+		// Event: the ManagedCluster is cluster-scoped and the agent may record
+		// Events only in its cluster namespace.)
+		conditions.Fit(klog.NewContext(ctx, a.log), nil, mc)
 		if equality.Semantic.DeepEqual(before, &mc.Status) {
 			return nil
 		}

@@ -3,6 +3,7 @@ package registration
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -58,7 +59,8 @@ type Options struct {
 	// ExternalServerURLs are published in spec.managedClusterClientConfigs.
 	// Default: SpokeConfig.Host.
 	ExternalServerURLs []string
-	// LeaseDurationSeconds is set on a ManagedCluster this agent creates. Default 60.
+	// LeaseDurationSeconds is set on a ManagedCluster this agent creates, at
+	// most MaxLeaseDurationSeconds (the hub's admission policy refuses more). Default 60.
 	LeaseDurationSeconds int32
 	// ClientCertExpirationSeconds is asked of the signer (kube-controller-manager
 	// allows at least 600). Default 0: the signer's default (a year).
@@ -85,8 +87,16 @@ func (o *Options) defaults() error {
 	if len(o.ExternalServerURLs) == 0 {
 		o.ExternalServerURLs = []string{o.SpokeConfig.Host}
 	}
+	for _, u := range o.ExternalServerURLs {
+		if err := checkClusterURL(u); err != nil {
+			return err
+		}
+	}
 	if o.LeaseDurationSeconds <= 0 {
 		o.LeaseDurationSeconds = DefaultLeaseDurationSeconds
+	}
+	if o.LeaseDurationSeconds > MaxLeaseDurationSeconds {
+		return fmt.Errorf("lease duration %ds is more than %ds (the most the hub admits in spec.leaseDurationSeconds)", o.LeaseDurationSeconds, MaxLeaseDurationSeconds)
 	}
 	if o.RotationFraction <= 0 || o.RotationFraction >= 1 {
 		o.RotationFraction = DefaultRotationFraction
@@ -96,6 +106,21 @@ func (o *Options) defaults() error {
 	}
 	if o.RetryInterval <= 0 {
 		o.RetryInterval = 5 * time.Second
+	}
+	return nil
+}
+
+// MaxLeaseDurationSeconds is the largest spec.leaseDurationSeconds the hub's
+// admission policy (manifests/admission/hub/managedclusters.yaml) admits.
+const MaxLeaseDurationSeconds = 86400
+
+// checkClusterURL applies the hub's admission rule for
+// spec.managedClusterClientConfigs[].url (an absolute http or https URL with a
+// host) before the agent publishes u, so a bad --cluster-url fails at start.
+func checkClusterURL(u string) error {
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
+		return fmt.Errorf("cluster URL %q (published in spec.managedClusterClientConfigs[].url) must be an absolute https:// or http:// URL with a host, for example https://api.cluster1.example.com:6443", u)
 	}
 	return nil
 }

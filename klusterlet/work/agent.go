@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"flotilla.dev/flotilla/internal/tolerant"
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
@@ -115,6 +116,18 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	}
 	logger := log.FromContext(ctx).WithValues("cluster", opts.ClusterName)
 	hubCfg, spokeCfg := withRate(opts.HubConfig), withRate(opts.SpokeConfig)
+	// One undecodable ManifestWork or AppliedManifestWork must not stop the
+	// agent's informers: skip it, log it once, and say so in an Event.
+	// (Two filters: Events about hub objects go to the hub, and only there.)
+	hubSkip, err := tolerant.New(tolerant.Options{Scheme: scheme, Log: logger.WithName("undecodable")})
+	if err != nil {
+		return nil, err
+	}
+	spokeSkip, err := tolerant.New(tolerant.Options{Scheme: scheme, Log: logger.WithName("undecodable-on-cluster")})
+	if err != nil {
+		return nil, err
+	}
+	hubCfg, spokeCfg = hubSkip.Wrap(hubCfg), spokeSkip.Wrap(spokeCfg)
 
 	// The hub credential may only read its own namespace: the cache watches
 	// ManifestWorks there and nowhere else.
@@ -128,6 +141,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hub client: %w", err)
 	}
+	hubSkip.SetReporter(tolerant.EventReporter(mgr.GetEventRecorder("work-agent")))
 	spoke, err := cluster.New(spokeCfg, func(o *cluster.Options) { o.Scheme = scheme; o.Logger = logger })
 	if err != nil {
 		return nil, fmt.Errorf("managed cluster client: %w", err)
@@ -160,6 +174,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		spokeReader: spoke.GetAPIReader(),
 		applier:     &apply.Applier{Client: dyn, Mapper: apply.NewMapper(disc)},
 		watcher:     w,
+		recorder:    mgr.GetEventRecorder("work-agent"),
 		clusterName: opts.ClusterName,
 		agentID:     opts.AgentID,
 		hubHash:     hubHash,
@@ -189,6 +204,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	}
 	ev := &evictor{
 		hub:         mgr.GetClient(),
+		hubReader:   mgr.GetAPIReader(),
 		spoke:       spoke.GetClient(),
 		applier:     r.applier,
 		clusterName: opts.ClusterName,

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
@@ -45,6 +47,8 @@ type reconciler struct {
 	spokeReader client.Reader
 	applier     *apply.Applier
 	watcher     *watcher
+	// recorder records Events on ManifestWorks (a status message that was cut).
+	recorder events.EventRecorder
 
 	clusterName, agentID, hubHash string
 	resync                        time.Duration
@@ -120,10 +124,13 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	st := status.Build(work.Status, results, work.Generation)
-	if !equality.Semantic.DeepEqual(st, work.Status) {
-		work.Status = st
-		if err := r.hub.Status().Update(ctx, work); err != nil {
+	// The new status, its messages cut to fit the CRD (an apiserver error can
+	// quote a whole manifest); the full text goes to the log and an Event.
+	next := *work
+	next.Status = status.Build(work.Status, results, work.Generation)
+	conditions.Fit(ctx, r.recorder, &next)
+	if !equality.Semantic.DeepEqual(next.Status, work.Status) {
+		if err := r.hub.Status().Update(ctx, &next); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

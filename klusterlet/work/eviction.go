@@ -22,7 +22,10 @@ import (
 // other hubs written by other agents are none of its business. The start of the grace period
 // is recorded in status.evictionStartTime and cleared if the work comes back.
 type evictor struct {
-	hub, spoke                    client.Client
+	hub, spoke client.Client
+	// hubReader reads the hub without the cache, to confirm that a work is
+	// gone: the cache skips works it cannot decode (internal/tolerant).
+	hubReader                     client.Reader
 	applier                       *apply.Applier
 	clusterName, agentID, hubHash string
 	grace                         time.Duration
@@ -65,6 +68,9 @@ func (e *evictor) sweep(ctx context.Context) {
 		orphaned := amw.Spec.HubHash != e.hubHash
 		if !orphaned {
 			err := e.hub.Get(ctx, client.ObjectKey{Namespace: e.clusterName, Name: amw.Spec.ManifestWorkName}, &workv1.ManifestWork{})
+			if apierrors.IsNotFound(err) && e.hubReader != nil {
+				err = e.hubReader.Get(ctx, client.ObjectKey{Namespace: e.clusterName, Name: amw.Spec.ManifestWorkName}, workMetadata())
+			}
 			if err != nil && !apierrors.IsNotFound(err) {
 				continue
 			}
@@ -98,4 +104,12 @@ func (e *evictor) evict(ctx context.Context, amw *workv1.AppliedManifestWork, or
 	}
 	e.log.Info("evicted orphaned AppliedManifestWork", "appliedManifestWork", amw.Name)
 	return dropRecord(ctx, e.spoke, amw)
+}
+
+// workMetadata is an empty ManifestWork read as metadata only, which decodes
+// whatever its spec holds.
+func workMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(workv1.SchemeGroupVersion.WithKind("ManifestWork"))
+	return m
 }

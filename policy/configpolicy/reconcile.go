@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/policy/configpolicy/compare"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
 )
@@ -343,7 +344,7 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 	res *evaluate.Result, status policyv1.ConfigurationPolicyStatus) error {
 	msg := res.EventMessage()
 	var event *corev1.Event
-	if len(p.Status.History) == 0 || p.Status.History[0].Message != msg {
+	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
 		event = r.event(p, status.ComplianceState, msg, now)
 		status.History = append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg, EventName: event.Name}}, p.Status.History...)
@@ -351,6 +352,13 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			status.History = status.History[:policyv1.MaxHistory]
 		}
 	}
+	// Messages are cut to fit (the CRD sets no limit, but the object must stay
+	// writable); the full text is logged, and is in the compliance Event.
+	fitted := &policyv1.ConfigurationPolicy{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta, Status: status}
+	if cuts := conditions.FitStatus(fitted); len(cuts) > 0 {
+		conditions.Report(r.log, nil, fitted, cuts)
+	}
+	status = fitted.Status
 	if !statusEqual(p.Status, status) {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
 		if err != nil {
@@ -416,7 +424,7 @@ func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.Complianc
 
 // writeUnreadable marks a policy the engine cannot decode as NonCompliant.
 func (r *Runner) writeUnreadable(ctx context.Context, u *unstructured.Unstructured, cause error) error {
-	msg := fmt.Sprintf("the policy cannot be read: %v", cause)
+	msg, _ := conditions.FitMessage(fmt.Sprintf("the policy cannot be read: %v", cause), conditions.MaxMessage)
 	if cur, _, _ := unstructured.NestedString(u.Object, "status", "compliant"); cur == string(policyv1.NonCompliant) {
 		if d, _, _ := unstructured.NestedSlice(u.Object, "status", "compliancyDetails"); len(d) == 1 && strings.Contains(fmt.Sprint(d), msg) {
 			return nil

@@ -156,17 +156,21 @@ func TestChaos(t *testing.T) {
 	deadline := time.Now().Add(duration)
 	hubDownAtRotation := false
 	for time.Now().Before(deadline) {
-		r.workload(time.Duration(8+r.rng.IntN(12)) * time.Second)
+		phase := time.Duration(8+r.rng.IntN(12)) * time.Second
+		kind := faultKinds[r.rng.IntN(len(faultKinds))]
+		if shortCerts && !hubDownAtRotation {
+			// The phase ends in time for the next rotation to fall in an outage.
+			if due, ok := r.nextRotation(); ok && time.Until(due)-10*time.Second < phase {
+				phase = max(time.Until(due)-10*time.Second, 0)
+				kind = "hub-down-at-rotation"
+			}
+		}
+		r.workload(phase)
 		if !time.Now().Before(deadline) {
 			break
 		}
-		kind := faultKinds[r.rng.IntN(len(faultKinds))]
-		if shortCerts && !hubDownAtRotation {
-			if due, ok := r.nextRotation(); ok && time.Until(due) < 40*time.Second {
-				kind, hubDownAtRotation = "hub-down-at-rotation", true
-			}
-		}
 		f := r.fault(kind)
+		hubDownAtRotation = hubDownAtRotation || kind == "hub-down-at-rotation"
 		t.Logf("chaos: fault %s (%s): restart %s, converged %v in %s", f.Kind, f.Target,
 			f.Restart.Round(time.Millisecond), f.Converged, f.Converge.Round(time.Millisecond))
 		report.Faults = append(report.Faults, f)

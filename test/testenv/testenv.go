@@ -24,6 +24,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"flotilla.dev/flotilla/internal/controlplane"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -209,4 +213,34 @@ func (e *Env) Stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// WithoutAdmissionPolicies removes the bindings of Flotilla's admission
+// policies (names `flotilla-*`) from cp until the test ends, for tests about
+// objects that got in anyway (stored before the policies, or on a hub whose
+// policies were removed); the caller polls until its bad write is admitted.
+// The bindings come back when the test ends.
+func WithoutAdmissionPolicies(t testing.TB, cp *ControlPlane) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range list.Items {
+		if strings.HasPrefix(b.Name, "flotilla-") {
+			if err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, b.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() {
+		if err := manifests.InstallAdmission(context.Background(), cp.Config, "hub"); err != nil {
+			t.Errorf("re-install the admission policies: %v", err)
+		}
+	})
 }

@@ -87,11 +87,13 @@ type Target struct {
 // state. Empty means: whenever a watched object or the policy changes.
 // "never" means: only when the policy itself changes.
 type EvaluationInterval struct {
-	// Compliant is the interval after a Compliant evaluation, e.g. "10m" or "never".
-	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// Compliant is the interval after a Compliant evaluation, e.g. "10m" or "never":
+	// a Go duration of at most 3 parts of up to 5 digits each (so it always parses).
+	// +kubebuilder:validation:Pattern=`^(?:never|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
 	Compliant string `json:"compliant,omitempty"`
-	// NonCompliant is the interval after a NonCompliant evaluation, e.g. "45s" or "never".
-	// +kubebuilder:validation:Pattern=`^(?:(?:(?:[0-9]+(?:.[0-9])?)(?:h|m|s|(?:ms)|(?:us)|(?:ns)))|never)+$`
+	// NonCompliant is the interval after a NonCompliant evaluation, e.g. "45s" or "never",
+	// in the same form as Compliant.
+	// +kubebuilder:validation:Pattern=`^(?:never|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
 	NonCompliant string `json:"noncompliant,omitempty"`
 }
 
@@ -214,6 +216,7 @@ type ConfigurationPolicyStatus struct {
 	// LastEvaluated is the RFC 3339 time of the evaluation that wrote this status.
 	LastEvaluated string `json:"lastEvaluated,omitempty"`
 	// LastEvaluatedGeneration is the policy generation that was evaluated.
+	// +kubebuilder:validation:Minimum=0
 	LastEvaluatedGeneration int64 `json:"lastEvaluatedGeneration,omitempty"`
 	// History of compliance changes, newest first, at most 10.
 	History []ComplianceHistory `json:"history,omitempty"`

@@ -4,16 +4,20 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Bound condition reasons.
@@ -28,6 +32,8 @@ const clusterSetIndex = "spec.clusterSet"
 // Reconciler keeps the Bound condition of ManagedClusterSetBindings current.
 type Reconciler struct {
 	client.Client
+	// recorder reports status messages that were cut to fit.
+	recorder events.EventRecorder
 }
 
 // Setup registers the controller and the admission handler at WebhookPath.
@@ -38,7 +44,7 @@ func Setup(mgr ctrl.Manager) error {
 		}); err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient()}
+	r := &Reconciler{Client: mgr.GetClient(), recorder: mgr.GetEventRecorder("managedclustersetbinding")}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("managedclustersetbinding").
 		For(&clusterv1beta2.ManagedClusterSetBinding{}).
@@ -75,10 +81,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	cond := BoundCondition(b.Spec.ClusterSet, err == nil && set.DeletionTimestamp == nil)
 	cond.ObservedGeneration = b.Generation
-	if !meta.SetStatusCondition(&b.Status.Conditions, cond) {
+	next := b.DeepCopy()
+	meta.SetStatusCondition(&next.Status.Conditions, cond)
+	conditions.Fit(ctx, r.recorder, next)
+	if equality.Semantic.DeepEqual(next.Status, b.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.Status().Update(ctx, &b)
+	return ctrl.Result{}, r.Status().Update(ctx, next)
 }
 
 // BoundCondition is the Bound condition for a binding to set.

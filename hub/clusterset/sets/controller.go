@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"maps"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"flotilla.dev/flotilla/hub/clusterset/membership"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Condition reasons for ClusterSetEmpty.
@@ -32,11 +35,13 @@ const (
 // Reconciler keeps ManagedClusterSet status current.
 type Reconciler struct {
 	client.Client
+	// recorder reports status messages that were cut to fit.
+	recorder events.EventRecorder
 }
 
 // Setup registers the set controller, the default-set joiner and the built-in sets.
 func Setup(mgr ctrl.Manager) error {
-	r := &Reconciler{Client: mgr.GetClient()}
+	r := &Reconciler{Client: mgr.GetClient(), recorder: mgr.GetEventRecorder("managedclusterset")}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return EnsureBuiltIns(ctx, mgr.GetClient())
 	})); err != nil {
@@ -111,10 +116,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	members, err := membership.Members(&set, ptrs)
 	cond := EmptyCondition(len(members), err)
 	cond.ObservedGeneration = set.Generation
-	if !meta.SetStatusCondition(&set.Status.Conditions, cond) {
+	next := set.DeepCopy()
+	meta.SetStatusCondition(&next.Status.Conditions, cond)
+	conditions.Fit(ctx, r.recorder, next)
+	if equality.Semantic.DeepEqual(next.Status, set.Status) {
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, r.Status().Update(ctx, &set)
+	return ctrl.Result{}, r.Status().Update(ctx, next)
 }
 
 // EmptyCondition is the ClusterSetEmpty condition for a set with n members, or for a

@@ -3,6 +3,7 @@ package controller
 import (
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -35,6 +36,8 @@ type Reconciler struct {
 	now      func() time.Time
 	infos    *infoCache
 	counts   *countCache
+	// recorder reports status messages that were cut to fit.
+	recorder events.EventRecorder
 }
 
 // Setup registers the controller with mgr.
@@ -48,7 +51,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{}}
+	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{},
+		recorder: mgr.GetEventRecorder("placement")}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/placement/scheduling"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Reconcile schedules one Placement: read a snapshot, decide on it, write at the end.
@@ -53,10 +54,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	st := desiredStatus(&p, res, pages)
-	if !reflect.DeepEqual(st, p.Status) {
-		p.Status = st
-		if err := r.Status().Update(ctx, &p); err != nil {
+	next := p
+	next.Status = desiredStatus(&p, res, pages)
+	conditions.Fit(ctx, r.recorder, &next) // a message quoting a huge expression is cut
+	if !reflect.DeepEqual(next.Status, p.Status) {
+		if err := r.Status().Update(ctx, &next); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: requeueSoon}, nil
 			}

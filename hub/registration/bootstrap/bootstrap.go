@@ -81,7 +81,7 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(opts.Progress, "==> installing the Open Cluster Management hub CRDs")
+	fmt.Fprintln(opts.Progress, "==> installing the Open Cluster Management hub CRDs and their admission policies (flotilla-*)")
 	if err := manifests.InstallCRDs(ctx, opts.Config, manifests.HubCRDs); err != nil {
 		return nil, err
 	}

@@ -3,19 +3,24 @@ package bootstrap
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -57,4 +62,41 @@ func TestInitGuardsBeforeTheHubRuns(t *testing.T) {
 	require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: webhook.ConfigurationName}, vwc))
 	assert.False(t, webhook.IsPlaceholder(vwc))
 	assert.Equal(t, url, *vwc.Webhooks[0].ClientConfig.URL)
+}
+
+// TestInitInstallsAdmissionPolicies: a hub whose OCM CRDs were installed by
+// someone else (clusteradm, say) gets Flotilla's admission policies from init,
+// and they refuse what the CRDs alone admit, with no hub process running.
+func TestInitInstallsAdmissionPolicies(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.Start(t, testenv.Options{HubCRDs: []string{}})
+	crds, err := manifests.CRDs(manifests.HubCRDs)
+	require.NoError(t, err)
+	ext := apiextensionsclient.NewForConfigOrDie(env.Hub.Config)
+	for _, crd := range crds {
+		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	tooMany := func(name string) *clusterv1beta1.Placement {
+		return &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault}}
+	}
+	// The CRD alone cannot say no to -1 (an int32 the typed client can send).
+	require.Eventually(t, func() bool {
+		p := tooMany("before")
+		p.Spec.NumberOfClusters = ptr.To[int32](-1)
+		return admin.Create(ctx, p) == nil
+	}, time.Minute, 100*time.Millisecond, "the CRDs are served")
+
+	for range 2 { // init again updates what the first one installed
+		_, err = Init(ctx, Options{Config: env.Hub.Config})
+		require.NoError(t, err)
+	}
+	p := tooMany("after")
+	p.Spec.NumberOfClusters = ptr.To[int32](-1)
+	err = admin.Create(ctx, p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ValidatingAdmissionPolicy 'flotilla-placements'")
+	assert.Contains(t, err.Error(), "spec.numberOfClusters must be between 0 and 2147483647")
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // cleanupRequeue is how often a deletion waiting on remaining objects is retried.
@@ -48,6 +49,7 @@ func (r *Reconciler) cleanup(ctx context.Context, cluster *clusterv1.ManagedClus
 		}
 		before := cluster.Status.DeepCopy()
 		meta.SetStatusCondition(&cluster.Status.Conditions, cond)
+		conditions.Fit(ctx, r.Recorder, cluster)
 		if !equality.Semantic.DeepEqual(before, &cluster.Status) {
 			if uerr := r.Client.Status().Update(ctx, cluster); uerr != nil && err == nil {
 				return ctrl.Result{}, uerr

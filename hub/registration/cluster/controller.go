@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 
 	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Condition reasons written by this controller (OCM's names).
@@ -36,6 +38,8 @@ const conflictRetry = 20 * time.Millisecond
 // namespaces, RBAC, ManifestWorks and ManagedClusterAddOns.
 type Reconciler struct {
 	Client client.Client
+	// Recorder reports status messages that were cut to fit. Optional.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the reconciler and the shared ClusterRoles the
@@ -131,6 +135,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("managed cluster %s: %w", cluster.Name, err)
 	}
+	conditions.Fit(ctx, r.Recorder, cluster)
 	if !equality.Semantic.DeepEqual(before, &cluster.Status) {
 		return res, r.Client.Status().Update(ctx, cluster)
 	}

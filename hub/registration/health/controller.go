@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // conflictRetry is the pause before re-reading an object another writer changed.
@@ -89,6 +91,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				Type: clusterv1.ManagedClusterConditionAvailable, Status: metav1.ConditionUnknown, Reason: ReasonLeaseUpdateStopped,
 				Message: fmt.Sprintf(leaseStoppedMessageFormat, grace),
 			})
+			conditions.Fit(ctx, nil, cluster) // a fixed message; fitted like every other
 			if !equality.Semantic.DeepEqual(before, &cluster.Status) {
 				if err := r.Client.Status().Update(ctx, cluster); err != nil {
 					return ctrl.Result{}, err

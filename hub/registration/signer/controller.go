@@ -15,6 +15,7 @@ import (
 
 	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Reconciler signs approved managed-cluster CSRs with CA.
@@ -59,6 +60,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		csr.Status.Certificate = cert
 	}
+	conditions.Fit(ctx, nil, csr)
 	return ctrl.Result{}, r.Client.Status().Update(ctx, csr)
 }
 

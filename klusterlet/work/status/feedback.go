@@ -17,6 +17,12 @@ import (
 // ManifestWork status.
 const MaxJSONRawLength = 1024
 
+// MaxStringLength caps a String feedback value. The CRD sets no limit, but a
+// value of megabytes (a JSONPath to a ConfigMap's data) would make the whole
+// status unwritable; like JsonRaw's, a longer value is refused with an error in
+// StatusFeedbackSynced.
+const MaxStringLength = 4096
+
 // wellKnown lists the feedback values WellKnownStatus reports for each kind.
 var wellKnown = map[schema.GroupKind][]workv1.JsonPath{
 	{Group: "apps", Kind: "Deployment"}: {
@@ -128,6 +134,9 @@ func fieldValue(raw interface{}) (workv1.FieldValue, error) {
 		s := strconv.FormatFloat(v, 'g', -1, 64)
 		return workv1.FieldValue{Type: workv1.JsonRaw, JsonRaw: &s}, nil
 	case string:
+		if len(v) > MaxStringLength {
+			return workv1.FieldValue{}, fmt.Errorf("value is a string of %d bytes, more than the %d allowed", len(v), MaxStringLength)
+		}
 		return workv1.FieldValue{Type: workv1.String, String: &v}, nil
 	case bool:
 		return workv1.FieldValue{Type: workv1.Boolean, Boolean: &v}, nil

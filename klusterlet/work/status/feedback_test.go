@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,15 @@ func TestFeedbackJSONRawLimit(t *testing.T) {
 	_, err := Feedback(u, paths(workv1.JsonPath{Name: "big", Path: ".spec.big"}))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more than the 1024 allowed")
+}
+
+func TestFeedbackStringLimit(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{"kind": "X", "data": map[string]interface{}{
+		"big": strings.Repeat("s", MaxStringLength+1), "fits": strings.Repeat("s", MaxStringLength)}}}
+	_, err := Feedback(u, paths(workv1.JsonPath{Name: "big", Path: ".data.big"}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "string of 4097 bytes, more than the 4096 allowed")
+	got, err := Feedback(u, paths(workv1.JsonPath{Name: "fits", Path: ".data.fits"}))
+	require.NoError(t, err)
+	require.Len(t, got, 1)
 }

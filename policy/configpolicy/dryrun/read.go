@@ -17,6 +17,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/fileinput"
+	"flotilla.dev/flotilla/manifests"
 )
 
 // readDocuments decodes every YAML or JSON document of data; `kind: List`
@@ -154,6 +155,9 @@ func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.Configurat
 			out = append(out, p)
 		case d.GetKind() == "Policy" && d.GroupVersionKind().Group == policyv1.GroupName:
 			action, _, _ := unstructured.NestedString(d.Object, "spec", "remediationAction")
+			if err := checkRemediationAction(action); err != nil {
+				return nil, warnings, fmt.Errorf("%s: Policy %q: %w", path, d.GetName(), err)
+			}
 			templates, _, _ := unstructured.NestedSlice(d.Object, "spec", "policy-templates")
 			for j, t := range templates {
 				tm, _ := t.(map[string]any)
@@ -185,6 +189,12 @@ func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.Configurat
 // toPolicy decodes a ConfigurationPolicy. Fields the API does not know are
 // ignored, as the CRD would drop them, and reported through warn.
 func toPolicy(obj map[string]any, warn func(string)) (*policyv1.ConfigurationPolicy, error) {
+	// What the CRD schema refuses on a cluster in the policy's own fields
+	// (remediationAction: destroy, ...) is refused here too. Object templates
+	// are left to the engine, which reports a broken one on that template alone.
+	if err := manifests.Validate(withoutTemplates(obj)); err != nil {
+		return nil, err
+	}
 	p := &policyv1.ConfigurationPolicy{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, p, true); err != nil {
 		if !strings.Contains(err.Error(), "unknown field") {
@@ -200,4 +210,34 @@ func toPolicy(obj map[string]any, warn func(string)) (*policyv1.ConfigurationPol
 		p.Spec.RemediationAction = "inform"
 	}
 	return p, nil
+}
+
+// withoutTemplates is obj without spec.object-templates (a shallow copy).
+func withoutTemplates(obj map[string]any) *unstructured.Unstructured {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	if spec, ok := obj["spec"].(map[string]any); ok {
+		trimmed := make(map[string]any, len(spec))
+		for k, v := range spec {
+			if k != "object-templates" {
+				trimmed[k] = v
+			}
+		}
+		out["spec"] = trimmed
+	}
+	return &unstructured.Unstructured{Object: out}
+}
+
+// checkRemediationAction refuses a Policy's remediationAction that would
+// override its templates' with a value their CRD refuses ("" overrides nothing).
+func checkRemediationAction(action string) error {
+	if action == "" {
+		return nil
+	}
+	return manifests.Validate(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": policyv1.GroupVersion.String(), "kind": "ConfigurationPolicy",
+		"spec": map[string]any{"remediationAction": action},
+	}})
 }

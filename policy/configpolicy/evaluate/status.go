@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/conditions"
 )
 
 // Condition types of a template status, as OCM names them.
@@ -216,7 +217,7 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 		}
 		if i < len(prev.CompliancyDetails) {
 			for _, pc := range prev.CompliancyDetails[i].Conditions {
-				if pc.Type == cond.Type && pc.Message == cond.Message {
+				if pc.Type == cond.Type && conditions.SameMessage(pc.Message, cond.Message) {
 					cond.LastTransitionTime = pc.LastTransitionTime
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Reconciler signs approved managed-cluster CSRs with CA.
@@ -27,7 +27,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		csr, ok := o.(*certificatesv1.CertificateSigningRequest)
-		_, labelled := o.GetLabels()[rbac.ClusterNameLabel]
+		_, labelled := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok && labelled && csr.Spec.SignerName == certificatesv1.KubeAPIServerClientSignerName
 	})
 	return ctrl.NewControllerManagedBy(mgr).

@@ -97,6 +97,10 @@ func Validate(csr *certificatesv1.CertificateSigningRequest) Verdict {
 		return v
 	}
 	v.Cluster = cluster
+	if addon, ok := csr.Labels[ocm.AddonNameLabel]; ok {
+		v.Decision, v.Message = Ignore, "an addon's CSR (label "+ocm.AddonNameLabel+"="+addon+"): the addon manager decides it"
+		return v
+	}
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
 		return reject(v, CheckSigner, "signer is %q, want %q", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
 	}

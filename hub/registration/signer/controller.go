@@ -77,6 +77,12 @@ func approved(csr *certificatesv1.CertificateSigningRequest) bool {
 
 // errNotValid runs the hub's CSR checks (signer, label, subject, usages).
 func errNotValid(csr *certificatesv1.CertificateSigningRequest) error {
+	if _, addon := csr.Labels[ocm.AddonNameLabel]; addon {
+		if v := hubcsr.ValidateAddon(csr); v.Decision != "" {
+			return fmt.Errorf("check %s failed: %s", v.Check, v.Message)
+		}
+		return nil
+	}
 	if v := hubcsr.Validate(csr); v.Decision != "" {
 		return fmt.Errorf("check %s failed: %s", v.Check, v.Message)
 	}

@@ -37,7 +37,9 @@ func AddonGroupName(addon string) string { return GroupPrefix + "addon:" + addon
 func AddonHubKubeconfigSecret(addon string) string { return addon + "-hub-kubeconfig" }
 
 // AddonDeployWorkName is the i-th ManifestWork delivering an addon's agent.
-func AddonDeployWorkName(addon string, i int) string { return fmt.Sprintf("addon-%s-deploy-%d", addon, i) }
+func AddonDeployWorkName(addon string, i int) string {
+	return fmt.Sprintf("addon-%s-deploy-%d", addon, i)
+}
 
 // AddonPreDeleteWorkName is the ManifestWork running an addon's pre-delete hook.
 func AddonPreDeleteWorkName(addon string) string { return "addon-" + addon + "-pre-delete" }

@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		prog := addonv1alpha1.InstallProgression{PlacementRef: ps.PlacementRef}
 		for _, old := range cma.Status.InstallProgressions {
 			if old.PlacementRef == ps.PlacementRef {
-				prog.Conditions = old.Conditions
+				prog.Conditions = append([]metav1.Condition(nil), old.Conditions...)
 			}
 		}
 		meta.SetStatusCondition(&prog.Conditions, cond)

@@ -57,7 +57,7 @@ type testAddon struct {
 	manifests func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error)
 }
 
-func (a testAddon) Name() string              { return a.name }
+func (a testAddon) Name() string               { return a.name }
 func (a testAddon) Options() framework.Options { return a.opts }
 func (a testAddon) Manifests(c *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
 	return a.manifests(c, m)

@@ -68,6 +68,9 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 			"--hub-kubeconfig-dir", filepath.Join(opts.DataDir, "klusterlets", name)}); err != nil {
 			return err
 		}
+		if err := startAddonAgents(opts, name); err != nil {
+			return err
+		}
 	}
 	clusters, err := clusterclient.NewForConfig(hubCfg)
 	if err != nil {

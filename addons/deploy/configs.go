@@ -10,12 +10,45 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/addons/template"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // deploymentConfigs is the group/resource of AddOnDeploymentConfig.
 var deploymentConfigs = addonv1alpha1.ConfigGroupResource{Group: ocm.AddonGroup, Resource: "addondeploymentconfigs"}
+
+// templates is the group/resource of AddOnTemplate.
+var templates = template.Resource
+
+// templateAddon returns the addon an AddOnTemplate defines for mca: the one its
+// own configs name, else its ClusterManagementAddOn's default. ok false: mca
+// is no template addon. A named template that is missing is an error.
+func (r *Reconciler) templateAddon(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (framework.Addon, bool, error) {
+	var cma addonv1alpha1.ClusterManagementAddOn
+	if err := r.Get(ctx, types.NamespacedName{Name: mca.Name}, &cma); err != nil {
+		return nil, false, client.IgnoreNotFound(err)
+	}
+	name := ""
+	for _, c := range WantedConfigs(mca, &cma) {
+		if c.ConfigGroupResource == templates {
+			name = c.Name
+		}
+	}
+	if name == "" {
+		return nil, false, nil
+	}
+	var t addonv1alpha1.AddOnTemplate
+	if err := r.Get(ctx, types.NamespacedName{Name: name}, &t); err != nil {
+		return nil, true, fmt.Errorf("AddOnTemplate %s named by addon %s: %w", name, mca.Name, err)
+	}
+	if t.Spec.AddonName != mca.Name {
+		return nil, true, fmt.Errorf("AddOnTemplate %s is for addon %q, not %q", name, t.Spec.AddonName, mca.Name)
+	}
+	return template.Addon{Template: &t}, true, nil
+}
 
 // SpecHash is the hash OCM shows in configReferences: sha256 of the spec's JSON.
 func SpecHash(spec any) string {
@@ -53,6 +86,8 @@ type resolved struct {
 	installNamespace string
 	// hash of every config's spec hash: a change rolls the works out again.
 	hash string
+	// spec is the AddOnDeploymentConfig that applies (the last one named), nil when none.
+	spec *addonv1alpha1.AddOnDeploymentConfigSpec
 }
 
 // resolveConfigs reads each wanted config. A missing one is an error naming it;
@@ -62,6 +97,9 @@ func (r *Reconciler) resolveConfigs(ctx context.Context, mca *addonv1alpha1.Mana
 	var out resolved
 	all := ""
 	for _, c := range WantedConfigs(mca, cma) {
+		if c.ConfigGroupResource == templates {
+			continue // names the addon's template: read by the template lookup
+		}
 		if c.ConfigGroupResource != deploymentConfigs {
 			return out, fmt.Errorf("config %s.%s %s is of a type this hub's addon manager does not read (only addondeploymentconfigs)", c.Resource, c.Group, c.Name)
 		}
@@ -77,6 +115,7 @@ func (r *Reconciler) resolveConfigs(ctx context.Context, mca *addonv1alpha1.Mana
 			return out, fmt.Errorf("read AddOnDeploymentConfig %s/%s: %w", ns, c.Name, err)
 		}
 		h := SpecHash(adc.Spec)
+		out.spec = adc.Spec.DeepCopy()
 		all += h
 		if adc.Spec.AgentInstallNamespace != "" {
 			out.installNamespace = adc.Spec.AgentInstallNamespace

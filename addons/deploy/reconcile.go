@@ -11,6 +11,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -24,8 +25,13 @@ import (
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
-// ConfigHashAnnotation on a deploy work is the hash of the configs it was rendered with.
-const ConfigHashAnnotation = "addon.flotilla.dev/config-hash"
+// Annotations on deploy works: the hash of the configs a work was rendered
+// with, and of its spec as rendered (compared instead of the spec the
+// apiserver returns, which carries defaults).
+const (
+	ConfigHashAnnotation = "addon.flotilla.dev/config-hash"
+	SpecHashAnnotation   = "addon.flotilla.dev/spec-hash"
+)
 
 // Reconcile follows the skeleton: get, finalizer, phases, status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -35,7 +41,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	addon, ok := r.registry.Get(mca.Name)
 	if !ok {
-		return ctrl.Result{}, nil // another addon manager's
+		var err error
+		if addon, ok, err = r.templateAddon(ctx, &mca); !ok {
+			return ctrl.Result{}, err // another addon manager's
+		}
+		if err != nil {
+			return ctrl.Result{}, r.templateFailed(ctx, &mca, err)
+		}
 	}
 	if mca.DeletionTimestamp != nil {
 		return r.finalize(ctx, &mca, addon)
@@ -85,11 +97,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// Phase: registration (published subject, granted rights).
 	mca.Status.Registrations = Registrations(mca.Namespace, mca.Name, opts.Registration)
 	if opts.Registration != nil {
-		facts.PermissionErr = r.grant(ctx, &mca, opts.Registration.Permissions)
+		facts.PermissionErr = r.grant(ctx, &mca, opts.Registration)
 	}
 
 	// Phase: manifests.
-	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg.hash, facts.ConfigErr == nil)
+	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg, facts.ConfigErr == nil)
 	if err != nil {
 		var re renderError
 		if errors.As(err, &re) {
@@ -134,8 +146,13 @@ func Registrations(cluster, addon string, reg *framework.Registration) []addonv1
 }
 
 // grant writes the Role and RoleBinding of the agent's hub rights, after checking them.
-func (r *Reconciler) grant(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, rules []rbacv1.PolicyRule) error {
-	if err := CheckPermissions(rules); err != nil {
+func (r *Reconciler) grant(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, reg *framework.Registration) error {
+	rules := reg.Permissions
+	err := CheckPermissions(rules)
+	if err == nil {
+		err = CheckBindings(mca.Namespace, reg.Bindings, r.isOtherCluster(ctx, mca.Namespace))
+	}
+	if err != nil {
 		// Take back what an earlier, acceptable registration granted.
 		_ = client.IgnoreNotFound(r.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: RoleBinding(mca.Name, mca.Namespace).ObjectMeta}))
 		return err
@@ -154,7 +171,7 @@ func (r *Reconciler) grant(ctx context.Context, mca *addonv1alpha1.ManagedCluste
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, binding, func() error { binding.Subjects = wantSubjects; return nil }); err != nil {
 		return fmt.Errorf("write RoleBinding %s/%s: %w", binding.Namespace, binding.Name, err)
 	}
-	return nil
+	return r.bind(ctx, mca, reg.Bindings)
 }
 
 type renderError struct{ err error }
@@ -164,7 +181,8 @@ func (e renderError) Error() string { return e.err.Error() }
 // deliver renders the manifests and writes the deploy works, returning them as
 // they are now. A render error keeps the works already delivered.
 func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.ManagedCluster,
-	addon framework.Addon, opts framework.Options, configHash string, configsOK bool) ([]*workv1.ManifestWork, error) {
+	addon framework.Addon, opts framework.Options, cfg resolved, configsOK bool) ([]*workv1.ManifestWork, error) {
+	configHash := cfg.hash
 	existing, err := r.works(ctx, mca)
 	if err != nil {
 		return nil, err
@@ -172,7 +190,7 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 	if !configsOK {
 		return existing, nil // keep what runs until the configs are back
 	}
-	rendered, err := safeRender(addon, cluster, mca, r.limit, opts.Health.Probe)
+	rendered, err := safeRender(addon, cluster, mca, cfg.spec, r.limit, opts.Health.Probe)
 	if err != nil {
 		return existing, renderError{err}
 	}
@@ -185,8 +203,9 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 	wanted := map[string]bool{}
 	for _, w := range rendered.Deploy {
 		wanted[w.Name] = true
+		w.Annotations = map[string]string{SpecHashAnnotation: SpecHash(w.Spec)[:16]}
 		if configHash != "" {
-			w.Annotations = map[string]string{ConfigHashAnnotation: configHash}
+			w.Annotations[ConfigHashAnnotation] = configHash
 		}
 		if err := controllerutil.SetOwnerReference(mca, w, r.Scheme()); err != nil {
 			return existing, err
@@ -199,7 +218,7 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 				continue
 			}
 			cur = w
-		case !reflect.DeepEqual(cur.Spec, w.Spec) || cur.Annotations[ConfigHashAnnotation] != configHash:
+		case cur.Annotations[SpecHashAnnotation] != w.Annotations[SpecHashAnnotation] || cur.Annotations[ConfigHashAnnotation] != configHash:
 			upd := cur.DeepCopy()
 			upd.Spec, upd.Labels, upd.Annotations = w.Spec, w.Labels, w.Annotations
 			upd.OwnerReferences = w.OwnerReferences
@@ -223,13 +242,19 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 
 // safeRender calls the addon's Manifests, turning a panic into an error so one
 // broken addon cannot stop the manager.
-func safeRender(addon framework.Addon, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, limit int, probe *framework.Probe) (out Rendered, err error) {
+func safeRender(addon framework.Addon, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn,
+	cfg *addonv1alpha1.AddOnDeploymentConfigSpec, limit int, probe *framework.Probe) (out Rendered, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the addon's Manifests panicked: %v", p)
 		}
 	}()
-	objs, err := addon.Manifests(cluster.DeepCopy(), mca.DeepCopy())
+	var objs []runtime.Object
+	if c, ok := addon.(framework.Configurable); ok {
+		objs, err = c.ManifestsWithConfig(cluster.DeepCopy(), mca.DeepCopy(), cfg)
+	} else {
+		objs, err = addon.Manifests(cluster.DeepCopy(), mca.DeepCopy())
+	}
 	if err != nil {
 		return out, err
 	}
@@ -275,7 +300,12 @@ func (r *Reconciler) finalize(ctx context.Context, mca *addonv1alpha1.ManagedClu
 		err := r.Get(ctx, hookKey, &hook)
 		switch {
 		case apierrors.IsNotFound(err):
-			rendered, rerr := safeRender(addon, &cluster, mca, r.limit, nil)
+			cma := &addonv1alpha1.ClusterManagementAddOn{}
+			if r.Get(ctx, types.NamespacedName{Name: mca.Name}, cma) != nil {
+				cma = nil
+			}
+			cfg, _ := r.resolveConfigs(ctx, mca, cma)
+			rendered, rerr := safeRender(addon, &cluster, mca, cfg.spec, r.limit, nil)
 			if rerr != nil {
 				logger.Info("pre-delete hook not run: the addon's manifests do not render", "error", rerr.Error())
 			} else if rendered.PreDelete != nil {
@@ -310,6 +340,9 @@ func (r *Reconciler) finalize(ctx context.Context, mca *addonv1alpha1.ManagedClu
 		if err := client.IgnoreNotFound(r.Delete(ctx, o)); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.bind(ctx, mca, nil); err != nil {
+		return ctrl.Result{}, err
 	}
 	if len(works) > 0 {
 		return ctrl.Result{}, nil // their deletion events bring us back

@@ -51,6 +51,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(addonOfWork)).
 		Watches(&addonv1alpha1.ClusterManagementAddOn{}, handler.EnqueueRequestsFromMapFunc(r.instancesOf)).
 		Watches(&addonv1alpha1.AddOnDeploymentConfig{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&addonv1alpha1.AddOnTemplate{}, handler.EnqueueRequestsFromMapFunc(r.ofTemplate)).
 		Complete(r)
 }
 
@@ -68,9 +69,18 @@ func (r *Reconciler) instancesOf(ctx context.Context, o client.Object) []reconci
 	return r.matching(ctx, func(name string) bool { return name == o.GetName() })
 }
 
-// all maps a config change to every registered addon's ManagedClusterAddOns.
+// all maps a config change to every ManagedClusterAddOn.
 func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
-	return r.matching(ctx, func(name string) bool { _, ok := r.registry.Get(name); return ok })
+	return r.matching(ctx, func(string) bool { return true })
+}
+
+// ofTemplate maps an AddOnTemplate to the ManagedClusterAddOns of its addon.
+func (r *Reconciler) ofTemplate(ctx context.Context, o client.Object) []reconcile.Request {
+	t, ok := o.(*addonv1alpha1.AddOnTemplate)
+	if !ok {
+		return nil
+	}
+	return r.matching(ctx, func(name string) bool { return name == t.Spec.AddonName })
 }
 
 func (r *Reconciler) matching(ctx context.Context, keep func(string) bool) []reconcile.Request {

@@ -55,6 +55,10 @@ type Registration struct {
 	// cluster-scoped resource; the hub refuses an addon asking for one, with a
 	// condition saying so. Default none (the agent may only authenticate).
 	Permissions []rbacv1.PolicyRule
+	// Bindings grant existing Roles or ClusterRoles within one namespace each
+	// (AddOnTemplate's hubPermissions). A namespace of another managed cluster,
+	// or of the hub or Kubernetes itself, is refused. Default none.
+	Bindings []RoleBinding
 }
 
 // HealthMode says how the hub learns whether an agent is available.
@@ -170,4 +174,22 @@ func (o Options) HealthMode() HealthMode {
 		return HealthLease
 	}
 	return o.Health.Mode
+}
+
+// Configurable is implemented by addons whose manifests read the
+// AddOnDeploymentConfig that applies to a cluster (customized variables, node
+// placement, registries, ...). The manager calls ManifestsWithConfig instead of
+// Manifests for them; config is nil when no AddOnDeploymentConfig applies.
+type Configurable interface {
+	ManifestsWithConfig(cluster *clusterv1.ManagedCluster, addon *addonv1alpha1.ManagedClusterAddOn,
+		config *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error)
+}
+
+// RoleBinding grants an agent a Role or ClusterRole that already exists on the
+// hub, through a RoleBinding (so only within one namespace, never cluster-wide).
+type RoleBinding struct {
+	// Namespace of the RoleBinding. Default "": the cluster's namespace.
+	Namespace string
+	// RoleRef is the Role (in Namespace) or ClusterRole bound.
+	RoleRef rbacv1.RoleRef
 }

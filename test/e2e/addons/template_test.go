@@ -70,6 +70,25 @@ func TestTemplateAddon(t *testing.T) {
 	_, err = asAgent.CoreV1().ConfigMaps("cluster2").List(ctx, metav1.ListOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "and nowhere else: %v", err)
 
+	// A credential that is no longer valid for the agent's subject is replaced
+	// (the same path as a certificate past its rotation point).
+	sec, err := spoke(0).CoreV1().Secrets("open-cluster-management-agent-addon").Get(ctx, "hello-hub-kubeconfig", metav1.GetOptions{})
+	require.NoError(t, err)
+	old := string(sec.Data["tls.crt"])
+	klusterletCert, err := spoke(0).CoreV1().Secrets("open-cluster-management-agent").Get(ctx, "hub-kubeconfig-secret", metav1.GetOptions{})
+	require.NoError(t, err)
+	sec.Data["tls.crt"] = klusterletCert.Data["tls.crt"] // valid, but another subject's
+	_, err = spoke(0).CoreV1().Secrets(sec.Namespace).Update(ctx, sec, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := spoke(0).CoreV1().Secrets(sec.Namespace).Get(ctx, sec.Name, metav1.GetOptions{})
+		return err == nil && string(got.Data["tls.crt"]) != old && string(got.Data["tls.crt"]) != string(klusterletCert.Data["tls.crt"])
+	}, timeout, tick, "the klusterlet issues a new certificate for the agent")
+	cred, err = framework.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
+	require.NoError(t, err)
+	_, err = kubernetes.NewForConfigOrDie(cred.Config).CoreV1().ConfigMaps("cluster1").List(ctx, metav1.ListOptions{})
+	assert.NoError(t, err, "the new certificate works")
+
 	// A template granting rights in another cluster's namespace.
 	templateAddon(t, "nosy", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingSingleNamespace,
 		SingleNamespace: &addonv1alpha1.SingleNamespaceBindingConfig{Namespace: "cluster2", RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "hello-reader"}}})

@@ -25,6 +25,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"flotilla.dev/flotilla/addons"
+	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/registration"
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
@@ -79,6 +81,8 @@ type Options struct {
 	// it still points at this process), letting writes through unchecked while no
 	// hub runs. Default false: a stopped hub keeps guarding spec.hubAcceptsClient.
 	RemoveWebhooksOnStop bool
+	// Addons are the addons the hub manages. Default: addons.Shipped().
+	Addons *framework.Registry
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running.
 	Ready func()
@@ -172,6 +176,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("work: %w", err)
+	}
+	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, ManifestLimit: opts.ManifestLimit}); err != nil {
+		return fmt.Errorf("addons: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
 	var hooks []admissionregistrationv1.ValidatingWebhook

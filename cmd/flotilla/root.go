@@ -44,6 +44,7 @@ func newRootCommand() *cobra.Command {
 		newDeleteCommand(),
 		newHubCommand(), newKlusterletCommand(), newInitCommand(), newJoinCommand(), newAcceptCommand(), newUnjoinCommand(),
 		newClusterSetCommand(),
+		newAddonCommand(), newAddonAgentCommand(),
 	)
 	return root
 }

@@ -89,6 +89,9 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		if err := ensureProcess(opts, "klusterlet-"+name, args); err != nil {
 			return err
 		}
+		if err := startAddonAgents(opts, name); err != nil {
+			return err
+		}
 	}
 	clusters, err := clusterclient.NewForConfig(hubCfg)
 	if err != nil {

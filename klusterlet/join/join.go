@@ -32,9 +32,9 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/internal/fileinput"
 	"flotilla.dev/flotilla/internal/image"
+	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -128,7 +128,7 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("--hub-apiserver %q is not an https URL (like https://hub.example.com:6443)", o.HubAPIServer)
 	}
 	if o.CAHash != "" {
-		if o.CAHash, err = rbac.ParseCAHash(o.CAHash); err != nil {
+		if o.CAHash, err = pki.ParseCAHash(o.CAHash); err != nil {
 			return err
 		}
 	}
@@ -251,7 +251,7 @@ func checkCAHash(ca []byte, want string) error {
 	if want == "" {
 		return nil
 	}
-	got := rbac.CAHashes(ca)
+	got := pki.CAHashes(ca)
 	if slices.Contains(got, want) {
 		return nil
 	}

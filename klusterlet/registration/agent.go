@@ -106,6 +106,7 @@ var errRebootstrap = errors.New("hub credential no longer works; falling back to
 
 // Run joins the cluster and keeps it joined until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
+	go a.runAddons(ctx)
 	for {
 		err := a.cycle(ctx)
 		if ctx.Err() != nil {

@@ -18,7 +18,7 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // MaxPendingCSRs: the agent makes no new CSR while this many of its cluster's are pending.
@@ -153,7 +153,7 @@ func (a *Agent) requestCertificate(ctx context.Context, cfg *rest.Config, server
 // when there is none (unless too many are pending already).
 func (a *Agent) findOrCreateCSR(ctx context.Context, hub kubernetes.Interface, key []byte) (string, error) {
 	csrs := hub.CertificatesV1().CertificateSigningRequests()
-	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: rbac.ClusterNameLabel + "=" + a.opts.ClusterName})
+	list, err := csrs.List(ctx, metav1.ListOptions{LabelSelector: ocm.ClusterNameLabel + "=" + a.opts.ClusterName})
 	if err != nil {
 		return "", describeHubError("list CSRs", err)
 	}

@@ -14,7 +14,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // newKey generates an agent private key and returns it as PEM.
@@ -41,8 +41,8 @@ func parseKey(keyPEM []byte) (*ecdsa.PrivateKey, error) {
 // Subject is the OCM certificate subject of one agent of a cluster.
 func Subject(cluster, agent string) pkix.Name {
 	return pkix.Name{
-		CommonName:   rbac.AgentUserName(cluster, agent),
-		Organization: []string{rbac.ClusterGroupName(cluster), rbac.ManagedClustersGroup},
+		CommonName:   ocm.AgentUserName(cluster, agent),
+		Organization: []string{ocm.ClusterGroupName(cluster), ocm.ManagedClustersGroup},
 	}
 }
 
@@ -59,7 +59,7 @@ func BuildCSR(cluster, agent string, keyPEM []byte, expirationSeconds int32) (*c
 		return nil, err
 	}
 	csr := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster + "-", Labels: map[string]string{rbac.ClusterNameLabel: cluster}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: cluster + "-", Labels: map[string]string{ocm.ClusterNameLabel: cluster}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,

@@ -72,6 +72,9 @@ type Options struct {
 	StatusSyncInterval time.Duration
 	// RetryInterval is the pause after a failed bootstrap attempt. Default 5s.
 	RetryInterval time.Duration
+	// AddonSyncInterval is how often addon credentials and addon leases are
+	// checked (see addons.go). Default 5s.
+	AddonSyncInterval time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -106,6 +109,9 @@ func (o *Options) defaults() error {
 	}
 	if o.RetryInterval <= 0 {
 		o.RetryInterval = 5 * time.Second
+	}
+	if o.AddonSyncInterval <= 0 {
+		o.AddonSyncInterval = 5 * time.Second
 	}
 	return nil
 }

@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/csr"
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Options configures Accept. Every field documents its default.
@@ -60,8 +60,8 @@ type Options struct {
 // a bootstrap token user or group, or the bootstrap ServiceAccount.
 func IsBootstrapRequester(username string, groups []string) bool {
 	return strings.HasPrefix(username, "system:bootstrap:") ||
-		username == rbac.BootstrapServiceAccountUser() ||
-		slices.Contains(groups, rbac.BootstrapGroup)
+		username == ocm.BootstrapServiceAccountUser() ||
+		slices.Contains(groups, ocm.BootstrapGroup)
 }
 
 // Accept accepts each cluster; it returns an error naming every cluster it could not accept.
@@ -198,7 +198,7 @@ func (p *plan) do(ctx context.Context, c client.Client, opts Options) error {
 // CSR labelled for the cluster.
 func pendingCSRs(ctx context.Context, c client.Client, cluster string) (pending, all []*certificatesv1.CertificateSigningRequest, err error) {
 	list := &certificatesv1.CertificateSigningRequestList{}
-	if err := c.List(ctx, list, client.MatchingLabels{rbac.ClusterNameLabel: cluster}); err != nil {
+	if err := c.List(ctx, list, client.MatchingLabels{ocm.ClusterNameLabel: cluster}); err != nil {
 		return nil, nil, fmt.Errorf("list CSRs: %w", err)
 	}
 	for i := range list.Items {

@@ -27,6 +27,8 @@ import (
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/manifests"
 )
 
@@ -100,8 +102,8 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 	}
 	infoRole, infoBinding := rbac.ClusterInfoRole()
 	objects := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rbac.BootstrapNamespace}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: rbac.BootstrapServiceAccount, Namespace: rbac.BootstrapNamespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ocm.BootstrapNamespace}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: ocm.BootstrapServiceAccount, Namespace: ocm.BootstrapNamespace}},
 		rbac.BootstrapClusterRole(),
 		rbac.BootstrapClusterRoleBinding(),
 		infoRole, infoBinding,
@@ -152,17 +154,17 @@ func Token(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	secs := int64(opts.TokenTTL / time.Second)
-	tr, err := cs.CoreV1().ServiceAccounts(rbac.BootstrapNamespace).CreateToken(ctx, rbac.BootstrapServiceAccount,
+	tr, err := cs.CoreV1().ServiceAccounts(ocm.BootstrapNamespace).CreateToken(ctx, ocm.BootstrapServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("bootstrap ServiceAccount %s/%s not found on the hub: run `flotilla init` first", rbac.BootstrapNamespace, rbac.BootstrapServiceAccount)
+		return nil, fmt.Errorf("bootstrap ServiceAccount %s/%s not found on the hub: run `flotilla init` first", ocm.BootstrapNamespace, ocm.BootstrapServiceAccount)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mint a bootstrap token: %w", err)
 	}
 	fmt.Fprintf(opts.Progress, "==> bootstrap token minted, valid until %s\n", tr.Status.ExpirationTimestamp.UTC().Format(time.RFC3339))
 	r := &Result{Token: tr.Status.Token, HubAPIServer: opts.HubAPIServer, ExpiresAt: tr.Status.ExpirationTimestamp.UTC()}
-	if hashes := rbac.CAHashes(hubCA(opts.Config)); len(hashes) > 0 {
+	if hashes := pki.CAHashes(hubCA(opts.Config)); len(hashes) > 0 {
 		// The CA the admin's own kubeconfig trusts for this hub.
 		r.CAHash = hashes[0]
 	}

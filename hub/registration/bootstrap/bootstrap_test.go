@@ -17,10 +17,10 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -33,7 +33,7 @@ func TestInitGuardsBeforeTheHubRuns(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	res, err := Init(ctx, Options{Config: env.Hub.Config})
 	require.NoError(t, err)
-	require.Equal(t, rbac.CAHashes(env.Hub.CAPEM), []string{res.CAHash}, "the join command pins the hub CA")
+	require.Equal(t, pki.CAHashes(env.Hub.CAPEM), []string{res.CAHash}, "the join command pins the hub CA")
 	assert.Contains(t, res.JoinCommand, " --ca-hash "+res.CAHash)
 
 	tokenHolder := &rest.Config{Host: env.Hub.URL, BearerToken: res.Token, TLSClientConfig: rest.TLSClientConfig{CAData: env.Hub.CAPEM}}

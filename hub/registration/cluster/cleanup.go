@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/internal/conditions"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // cleanupRequeue is how often a deletion waiting on remaining objects is retried.
@@ -74,7 +74,7 @@ func (r *Reconciler) ownsNamespace(ctx context.Context, name string) (bool, erro
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}
-	return ns.Labels[rbac.ClusterNameLabel] == name, nil
+	return ns.Labels[ocm.ClusterNameLabel] == name, nil
 }
 
 // deleteContent deletes the cluster's add-ons, then its works. It returns a
@@ -125,8 +125,8 @@ func (r *Reconciler) deleteAccess(ctx context.Context, name string) error {
 		return err
 	}
 	for _, obj := range []client.Object{
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: rbac.ClusterRoleName(name)}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: rbac.ClusterRoleName(name)}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ocm.ClusterRoleName(name)}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ocm.ClusterRoleName(name)}},
 	} {
 		if err := client.IgnoreNotFound(r.Client.Delete(ctx, obj)); err != nil {
 			return fmt.Errorf("delete %s: %w", obj.GetName(), err)
@@ -137,7 +137,7 @@ func (r *Reconciler) deleteAccess(ctx context.Context, name string) error {
 		return client.IgnoreNotFound(err)
 	}
 	// Only a namespace the hub made for this cluster is deleted.
-	if ns.Labels[rbac.ClusterNameLabel] != name || !ns.DeletionTimestamp.IsZero() {
+	if ns.Labels[ocm.ClusterNameLabel] != name || !ns.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	return client.IgnoreNotFound(r.Client.Delete(ctx, ns))

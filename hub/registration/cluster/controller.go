@@ -23,6 +23,7 @@ import (
 	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/internal/conditions"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Condition reasons written by this controller (OCM's names).
@@ -58,7 +59,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func byClusterLabel(_ context.Context, obj client.Object) []ctrl.Request {
-	if name := obj.GetLabels()[rbac.ClusterNameLabel]; name != "" {
+	if name := obj.GetLabels()[ocm.ClusterNameLabel]; name != "" {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: name}}}
 	}
 	return nil
@@ -148,9 +149,9 @@ type namespaceConflict struct{ name, owner string }
 
 func (e *namespaceConflict) Error() string {
 	if e.owner != "" {
-		return fmt.Sprintf("namespace %s belongs to managed cluster %s (label %s=%s); the hub will not grant this cluster access to it", e.name, e.owner, rbac.ClusterNameLabel, e.owner)
+		return fmt.Sprintf("namespace %s belongs to managed cluster %s (label %s=%s); the hub will not grant this cluster access to it", e.name, e.owner, ocm.ClusterNameLabel, e.owner)
 	}
-	return fmt.Sprintf("namespace %s already exists and was not created by the hub for this cluster (no %s=%s label); the hub will not grant a managed cluster access to it: rename the cluster, or delete or label the namespace", e.name, rbac.ClusterNameLabel, e.name)
+	return fmt.Sprintf("namespace %s already exists and was not created by the hub for this cluster (no %s=%s label); the hub will not grant a managed cluster access to it: rename the cluster, or delete or label the namespace", e.name, ocm.ClusterNameLabel, e.name)
 }
 
 // ReasonNamespaceConflict is the HubAccepted=False reason when the cluster's
@@ -172,8 +173,8 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 		}
 	case err != nil:
 		return fmt.Errorf("namespace: %w", err)
-	case ns.Labels[rbac.ClusterNameLabel] != name:
-		return &namespaceConflict{name: name, owner: ns.Labels[rbac.ClusterNameLabel]}
+	case ns.Labels[ocm.ClusterNameLabel] != name:
+		return &namespaceConflict{name: name, owner: ns.Labels[ocm.ClusterNameLabel]}
 	}
 	if !ns.DeletionTimestamp.IsZero() {
 		return fmt.Errorf("namespace %s is still being deleted; retrying", name)
@@ -214,7 +215,7 @@ func ensureLease(ctx context.Context, c client.Client, cluster string) error {
 // accepted (it then creates nothing). had reports whether any access object existed.
 func (r *Reconciler) deny(ctx context.Context, name string) (had bool, err error) {
 	role := &rbacv1.ClusterRole{}
-	err = r.Client.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, role)
+	err = r.Client.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, role)
 	switch {
 	case err == nil:
 		had = true
@@ -225,7 +226,7 @@ func (r *Reconciler) deny(ctx context.Context, name string) (had bool, err error
 			return had, err
 		}
 	case !apierrors.IsNotFound(err):
-		return false, fmt.Errorf("clusterrole %s: %w", rbac.ClusterRoleName(name), err)
+		return false, fmt.Errorf("clusterrole %s: %w", ocm.ClusterRoleName(name), err)
 	}
 	removed, err := deleteRoleBindings(ctx, r.Client, name)
 	return had || removed, err
@@ -234,7 +235,7 @@ func (r *Reconciler) deny(ctx context.Context, name string) (had bool, err error
 // deleteRoleBindings removes the cluster's RoleBindings; found reports whether any existed.
 func deleteRoleBindings(ctx context.Context, c client.Client, name string) (found bool, err error) {
 	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
-		ok, err := removeFinalizerAndDelete(ctx, c, rb, rbac.ManifestWorkFinalizer)
+		ok, err := removeFinalizerAndDelete(ctx, c, rb, ocm.ManifestWorkFinalizer)
 		if err != nil {
 			return found, fmt.Errorf("rolebinding %s/%s: %w", rb.Namespace, rb.Name, err)
 		}

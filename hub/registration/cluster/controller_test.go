@@ -23,6 +23,7 @@ import (
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -81,8 +82,8 @@ func agentClient(t *testing.T, cluster string) client.Client {
 	t.Helper()
 	cfg := rest.CopyConfig(hubConfig)
 	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: rbac.AgentUserName(cluster, "agent1"),
-		Groups:   []string{rbac.ClusterGroupName(cluster), rbac.ManagedClustersGroup, "system:authenticated"},
+		UserName: ocm.AgentUserName(cluster, "agent1"),
+		Groups:   []string{ocm.ClusterGroupName(cluster), ocm.ManagedClustersGroup, "system:authenticated"},
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
@@ -139,12 +140,12 @@ func TestDenyAfterAgentDroppedItsCondition(t *testing.T) {
 	require.NotNil(t, cond)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
 	assert.Equal(t, ReasonDenied, cond.Reason)
-	for _, rb := range []string{rbac.RegistrationRoleBindingName(name), rbac.WorkRoleBindingName(name)} {
+	for _, rb := range []string{ocm.RegistrationRoleBindingName(name), ocm.WorkRoleBindingName(name)} {
 		err := admin.Get(ctx, client.ObjectKey{Namespace: name, Name: rb}, &rbacv1.RoleBinding{})
 		assert.True(t, apierrors.IsNotFound(err), "RoleBinding %s removed: %v", rb, err)
 	}
 	role := &rbacv1.ClusterRole{}
-	require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, role))
+	require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, role))
 	assert.Equal(t, rbac.DeniedClusterRules(name), role.Rules, "ClusterRole is read-only")
 	require.Eventually(t, func() bool {
 		err := agent.Get(ctx, client.ObjectKeyFromObject(lease), &coordinationv1.Lease{})
@@ -174,7 +175,7 @@ func TestNeverAcceptedGetsNothing(t *testing.T) {
 	reconcile(t, name)
 	reconcile(t, name)
 	assert.Nil(t, meta.FindStatusCondition(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
-	err := admin.Get(ctx, client.ObjectKey{Name: rbac.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
+	err := admin.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
 	assert.True(t, apierrors.IsNotFound(err), "no ClusterRole: %v", err)
 }
 
@@ -205,8 +206,8 @@ func TestRefusesForeignNamespace(t *testing.T) {
 			assert.Contains(t, cond.Message, tc.want)
 			got := &corev1.Namespace{}
 			require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: tc.name}, got))
-			assert.Equal(t, tc.owner, got.Labels[rbac.ClusterNameLabel], "namespace label untouched")
-			for _, rb := range []string{rbac.RegistrationRoleBindingName(tc.name), rbac.WorkRoleBindingName(tc.name)} {
+			assert.Equal(t, tc.owner, got.Labels[ocm.ClusterNameLabel], "namespace label untouched")
+			for _, rb := range []string{ocm.RegistrationRoleBindingName(tc.name), ocm.WorkRoleBindingName(tc.name)} {
 				err := admin.Get(ctx, client.ObjectKey{Namespace: tc.name, Name: rb}, &rbacv1.RoleBinding{})
 				assert.True(t, apierrors.IsNotFound(err), "no RoleBinding %s: %v", rb, err)
 			}

@@ -10,7 +10,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // ApprovedReason is the reason on the Approved condition, as upstream OCM writes it.
@@ -91,20 +91,24 @@ func Decided(csr *certificatesv1.CertificateSigningRequest) bool {
 // PEM, subject organisation and common name, usages. A zero Check means it passed.
 func Validate(csr *certificatesv1.CertificateSigningRequest) Verdict {
 	v := Verdict{}
-	cluster, ok := csr.Labels[rbac.ClusterNameLabel]
+	cluster, ok := csr.Labels[ocm.ClusterNameLabel]
 	if !ok {
-		v.Decision, v.Message = Ignore, "no "+rbac.ClusterNameLabel+" label: not a managed-cluster CSR"
+		v.Decision, v.Message = Ignore, "no "+ocm.ClusterNameLabel+" label: not a managed-cluster CSR"
 		return v
 	}
 	v.Cluster = cluster
+	if addon, ok := csr.Labels[ocm.AddonNameLabel]; ok {
+		v.Decision, v.Message = Ignore, "an addon's CSR (label "+ocm.AddonNameLabel+"="+addon+"): the addon manager decides it"
+		return v
+	}
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
 		return reject(v, CheckSigner, "signer is %q, want %q", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
 	}
 	if errs := validation.IsDNS1123Label(cluster); cluster == "" || len(errs) > 0 {
-		return reject(v, CheckLabel, "label %s=%q is not a valid cluster name", rbac.ClusterNameLabel, cluster)
+		return reject(v, CheckLabel, "label %s=%q is not a valid cluster name", ocm.ClusterNameLabel, cluster)
 	}
-	if why := rbac.ReservedName(cluster); why != "" {
-		return reject(v, CheckLabel, "label %s=%q names a reserved cluster name: %s", rbac.ClusterNameLabel, cluster, why)
+	if why := ocm.ReservedName(cluster); why != "" {
+		return reject(v, CheckLabel, "label %s=%q names a reserved cluster name: %s", ocm.ClusterNameLabel, cluster, why)
 	}
 	block, rest := pem.Decode(csr.Spec.Request)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" || len(strings.TrimSpace(string(rest))) > 0 {
@@ -117,17 +121,17 @@ func Validate(csr *certificatesv1.CertificateSigningRequest) Verdict {
 	if err := req.CheckSignature(); err != nil {
 		return reject(v, CheckRequest, "spec.request signature is invalid: %v", err)
 	}
-	want := rbac.ClusterGroupName(cluster)
+	want := ocm.ClusterGroupName(cluster)
 	orgs := req.Subject.Organization
 	if !slices.Contains(orgs, want) {
 		return reject(v, CheckOrganization, "subject O=%v does not contain %q", orgs, want)
 	}
 	for _, o := range orgs {
-		if o != want && o != rbac.ManagedClustersGroup {
-			return reject(v, CheckOrganization, "subject O contains %q; only %q and %q are allowed", o, want, rbac.ManagedClustersGroup)
+		if o != want && o != ocm.ManagedClustersGroup {
+			return reject(v, CheckOrganization, "subject O contains %q; only %q and %q are allowed", o, want, ocm.ManagedClustersGroup)
 		}
 	}
-	prefix := rbac.GroupPrefix + cluster + ":"
+	prefix := ocm.GroupPrefix + cluster + ":"
 	cn := req.Subject.CommonName
 	agent, found := strings.CutPrefix(cn, prefix)
 	if !found || agent == "" || strings.Contains(agent, ":") {

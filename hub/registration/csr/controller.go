@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Reconciler approves managed-cluster CSRs that pass every check.
@@ -32,7 +32,7 @@ type Reconciler struct {
 // SetupWithManager registers the reconciler for CSRs with the cluster-name label.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	hasLabel := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		_, ok := o.GetLabels()[rbac.ClusterNameLabel]
+		_, ok := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -127,7 +127,7 @@ func (r *Reconciler) mayRenew(ctx context.Context, csr *certificatesv1.Certifica
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: csr.Spec.Username, UID: csr.Spec.UID, Groups: csr.Spec.Groups, Extra: extra,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Group: rbac.RegisterGroup, Resource: "managedclusters", Subresource: "clientcertificates",
+			Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "clientcertificates",
 			Verb: "renew", Name: cluster,
 		},
 	}}

@@ -14,7 +14,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // FuzzEvaluate builds real, signed CSRs from arbitrary subjects, labels, names
@@ -49,7 +49,7 @@ func FuzzEvaluate(f *testing.F) {
 			return // not encodable: nobody can file it either
 		}
 		r := &certificatesv1.CertificateSigningRequest{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{rbac.ClusterNameLabel: label}},
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{ocm.ClusterNameLabel: label}},
 			Spec: certificatesv1.CertificateSigningRequestSpec{
 				Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 				SignerName: certificatesv1.KubeAPIServerClientSignerName,
@@ -67,18 +67,18 @@ func FuzzEvaluate(f *testing.F) {
 		if v.Decision != Approve && v.Decision != Wait {
 			t.Fatalf("unexpected decision %q for a labelled CSR", v.Decision)
 		}
-		want := rbac.ClusterGroupName(label)
-		if rbac.ReservedName(label) != "" {
+		want := ocm.ClusterGroupName(label)
+		if ocm.ReservedName(label) != "" {
 			t.Fatalf("a reserved cluster name %q passed", label)
 		}
-		if cn != rbac.GroupPrefix+label+":"+v.Agent || v.Agent == "" || strings.Contains(v.Agent, ":") {
+		if cn != ocm.GroupPrefix+label+":"+v.Agent || v.Agent == "" || strings.Contains(v.Agent, ":") {
 			t.Fatalf("CN %q passed for cluster %q (agent %q)", cn, label, v.Agent)
 		}
 		if !slices.Contains(tmpl.Subject.Organization, want) {
 			t.Fatalf("O %v passed without %q", tmpl.Subject.Organization, want)
 		}
 		for _, o := range tmpl.Subject.Organization {
-			if o != want && o != rbac.ManagedClustersGroup {
+			if o != want && o != ocm.ManagedClustersGroup {
 				t.Fatalf("O %q passed", o)
 			}
 		}

@@ -3,6 +3,8 @@ package rbac
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 var (
@@ -22,7 +24,7 @@ func eventRules() []rbacv1.PolicyRule {
 
 // ClusterLabels are the labels on every object the hub creates for one cluster.
 func ClusterLabels(cluster string) map[string]string {
-	return map[string]string{ClusterNameLabel: cluster}
+	return map[string]string{ocm.ClusterNameLabel: cluster}
 }
 
 // ClusterRules are the cluster-scoped permissions of an accepted cluster's agent:
@@ -31,16 +33,16 @@ func ClusterLabels(cluster string) map[string]string {
 func ClusterRules(cluster string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		rule("certificates.k8s.io", "certificatesigningrequests", []string{"create", "get", "list", "watch"}),
-		rule(RegisterGroup, "managedclusters/clientcertificates", []string{"renew"}, cluster),
-		rule(ClusterGroup, "managedclusters", []string{"get", "list", "watch", "update"}, cluster),
-		rule(ClusterGroup, "managedclusters/status", []string{"patch", "update"}, cluster),
+		rule(ocm.RegisterGroup, "managedclusters/clientcertificates", []string{"renew"}, cluster),
+		rule(ocm.ClusterGroup, "managedclusters", []string{"get", "list", "watch", "update"}, cluster),
+		rule(ocm.ClusterGroup, "managedclusters/status", []string{"patch", "update"}, cluster),
 	}
 }
 
 // DeniedClusterRules are what a cluster keeps after the hub stops accepting it:
 // it may read its own ManagedCluster (to learn it was denied) and nothing else.
 func DeniedClusterRules(cluster string) []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{rule(ClusterGroup, "managedclusters", readVerbs, cluster)}
+	return []rbacv1.PolicyRule{rule(ocm.ClusterGroup, "managedclusters", readVerbs, cluster)}
 }
 
 // ClusterRole is the per-cluster ClusterRole; accepted selects the full or the
@@ -51,20 +53,20 @@ func ClusterRole(cluster string, accepted bool) *rbacv1.ClusterRole {
 		rules = ClusterRules(cluster)
 	}
 	return &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
 		Rules:      rules,
 	}
 }
 
 func clusterSubject(cluster string) []rbacv1.Subject {
-	return []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ClusterGroupName(cluster)}}
+	return []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.ClusterGroupName(cluster)}}
 }
 
 // ClusterRoleBinding binds the per-cluster ClusterRole to the cluster's group.
 func ClusterRoleBinding(cluster string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ClusterRoleName(cluster)},
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.ClusterRoleName(cluster), Labels: ClusterLabels(cluster)},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ocm.ClusterRoleName(cluster)},
 		Subjects:   clusterSubject(cluster),
 	}
 }
@@ -74,7 +76,7 @@ func ClusterRoleBinding(cluster string) *rbacv1.ClusterRoleBinding {
 // and record events there.
 func RegistrationRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: RegistrationRoleName},
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.RegistrationRoleName},
 		Rules: append([]rbacv1.PolicyRule{
 			rule("coordination.k8s.io", "leases", []string{"get", "list", "watch", "create", "update", "patch"}),
 			rule("addon.open-cluster-management.io", "managedclusteraddons", writeVerbs),
@@ -88,7 +90,7 @@ func RegistrationRole() *rbacv1.ClusterRole {
 // work agent read its ManifestWorks, add its finalizer and report status.
 func WorkRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: WorkRoleName},
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.WorkRoleName},
 		Rules: append([]rbacv1.PolicyRule{
 			rule("work.open-cluster-management.io", "manifestworks", writeVerbs),
 			rule("work.open-cluster-management.io", "manifestworks/status", []string{"patch", "update"}),
@@ -107,13 +109,13 @@ func roleBinding(cluster, name, role string, finalizers ...string) *rbacv1.RoleB
 
 // RegistrationRoleBinding binds RegistrationRole in the cluster namespace.
 func RegistrationRoleBinding(cluster string) *rbacv1.RoleBinding {
-	return roleBinding(cluster, RegistrationRoleBindingName(cluster), RegistrationRoleName)
+	return roleBinding(cluster, ocm.RegistrationRoleBindingName(cluster), ocm.RegistrationRoleName)
 }
 
 // WorkRoleBinding binds WorkRole in the cluster namespace. It carries the
 // manifest-work-cleanup finalizer so the agent keeps access until its works are gone.
 func WorkRoleBinding(cluster string) *rbacv1.RoleBinding {
-	return roleBinding(cluster, WorkRoleBindingName(cluster), WorkRoleName, ManifestWorkFinalizer)
+	return roleBinding(cluster, ocm.WorkRoleBindingName(cluster), ocm.WorkRoleName, ocm.ManifestWorkFinalizer)
 }
 
 // BootstrapRules are exactly what a bootstrap identity may do: create and follow
@@ -121,20 +123,20 @@ func WorkRoleBinding(cluster string) *rbacv1.RoleBinding {
 func BootstrapRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		rule("certificates.k8s.io", "certificatesigningrequests", []string{"create", "get", "list", "watch"}),
-		rule(ClusterGroup, "managedclusters", []string{"get", "create", "list", "watch"}),
-		rule(ClusterGroup, "managedclustersets/join", []string{"create"}),
+		rule(ocm.ClusterGroup, "managedclusters", []string{"get", "create", "list", "watch"}),
+		rule(ocm.ClusterGroup, "managedclustersets/join", []string{"create"}),
 	}
 }
 
 // BootstrapClusterRole is open-cluster-management:bootstrap.
 func BootstrapClusterRole() *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: BootstrapClusterRoleName}, Rules: BootstrapRules()}
+	return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ocm.BootstrapClusterRoleName}, Rules: BootstrapRules()}
 }
 
 func bootstrapSubjects() []rbacv1.Subject {
 	return []rbacv1.Subject{
-		{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: BootstrapGroup},
-		{Kind: rbacv1.ServiceAccountKind, Name: BootstrapServiceAccount, Namespace: BootstrapNamespace},
+		{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.BootstrapGroup},
+		{Kind: rbacv1.ServiceAccountKind, Name: ocm.BootstrapServiceAccount, Namespace: ocm.BootstrapNamespace},
 	}
 }
 
@@ -142,8 +144,8 @@ func bootstrapSubjects() []rbacv1.Subject {
 // group and ServiceAccount.
 func BootstrapClusterRoleBinding() *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: BootstrapClusterRoleName},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: BootstrapClusterRoleName},
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.BootstrapClusterRoleName},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ocm.BootstrapClusterRoleName},
 		Subjects:   bootstrapSubjects(),
 	}
 }

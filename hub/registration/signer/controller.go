@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/internal/conditions"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Reconciler signs approved managed-cluster CSRs with CA.
@@ -28,7 +28,7 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	mine := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		csr, ok := o.(*certificatesv1.CertificateSigningRequest)
-		_, labelled := o.GetLabels()[rbac.ClusterNameLabel]
+		_, labelled := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok && labelled && csr.Spec.SignerName == certificatesv1.KubeAPIServerClientSignerName
 	})
 	return ctrl.NewControllerManagedBy(mgr).
@@ -79,6 +79,12 @@ func approved(csr *certificatesv1.CertificateSigningRequest) bool {
 
 // errNotValid runs the hub's CSR checks (signer, label, subject, usages).
 func errNotValid(csr *certificatesv1.CertificateSigningRequest) error {
+	if _, addon := csr.Labels[ocm.AddonNameLabel]; addon {
+		if v := hubcsr.ValidateAddon(csr); v.Decision != "" {
+			return fmt.Errorf("check %s failed: %s", v.Check, v.Message)
+		}
+		return nil
+	}
 	if v := hubcsr.Validate(csr); v.Decision != "" {
 		return fmt.Errorf("check %s failed: %s", v.Check, v.Message)
 	}

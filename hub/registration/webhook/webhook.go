@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Path is where the handler is served.
@@ -109,11 +109,11 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if errs := validation.IsDNS1123Label(cluster.Name); len(errs) > 0 {
 			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is not a DNS label (%s): it names the cluster's namespace on the hub", cluster.Name, strings.Join(errs, "; ")))
 		}
-		if why := rbac.ReservedName(cluster.Name); why != "" {
+		if why := ocm.ReservedName(cluster.Name); why != "" {
 			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is reserved: %s (the name becomes a hub namespace and a group in the agent's certificate)", cluster.Name, why))
 		}
 	}
-	if req.Operation == admissionv1.Update && slices.Contains(req.UserInfo.Groups, rbac.ManagedClustersGroup) {
+	if req.Operation == admissionv1.Update && slices.Contains(req.UserInfo.Groups, ocm.ManagedClustersGroup) {
 		if field := agentChange(old, cluster); field != "" {
 			return admission.Denied(fmt.Sprintf("managed cluster agent %q may change only spec.managedClusterClientConfigs of ManagedCluster %q, not %s: labels, taints and the rest are the hub admin's",
 				req.UserInfo.Username, cluster.Name, field))
@@ -121,26 +121,26 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
 		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
-			Group: rbac.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
+			Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
 		})
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		if !ok {
 			return admission.Denied(fmt.Sprintf("user %q cannot accept ManagedCluster %q: setting spec.hubAcceptsClient=true requires permission to update managedclusters/accept in API group %s",
-				req.UserInfo.Username, cluster.Name, rbac.RegisterGroup))
+				req.UserInfo.Username, cluster.Name, ocm.RegisterGroup))
 		}
 	}
 	if set := cluster.Labels[ClusterSetLabel]; set != "" && set != old.Labels[ClusterSetLabel] {
 		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
-			Group: rbac.ClusterGroup, Resource: "managedclustersets", Subresource: "join", Verb: "create", Name: set,
+			Group: ocm.ClusterGroup, Resource: "managedclustersets", Subresource: "join", Verb: "create", Name: set,
 		})
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		if !ok {
 			return admission.Denied(fmt.Sprintf("user %q cannot add ManagedCluster %q to cluster set %q: that requires permission to create managedclustersets/join in API group %s",
-				req.UserInfo.Username, cluster.Name, set, rbac.ClusterGroup))
+				req.UserInfo.Username, cluster.Name, set, ocm.ClusterGroup))
 		}
 	}
 	return admission.Allowed("")

@@ -25,8 +25,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
-	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/registration/webhook"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -40,7 +40,7 @@ const saIssuer = "https://kubernetes.default.svc.cluster.local"
 // notBefore to expires.
 func mintBootstrapToken(t *testing.T, notBefore, expires time.Time) string {
 	t.Helper()
-	sa, err := kube(env.Hub.Config).CoreV1().ServiceAccounts(rbac.BootstrapNamespace).Get(context.Background(), rbac.BootstrapServiceAccount, metav1.GetOptions{})
+	sa, err := kube(env.Hub.Config).CoreV1().ServiceAccounts(ocm.BootstrapNamespace).Get(context.Background(), ocm.BootstrapServiceAccount, metav1.GetOptions{})
 	require.NoError(t, err)
 	keyPEM, err := os.ReadFile(filepath.Join(env.Hub.Dir, "pki", "sa.key"))
 	require.NoError(t, err)
@@ -52,13 +52,13 @@ func mintBootstrapToken(t *testing.T, notBefore, expires time.Time) string {
 	claims := map[string]any{
 		"iss": saIssuer,
 		"aud": []string{saIssuer},
-		"sub": "system:serviceaccount:" + rbac.BootstrapNamespace + ":" + rbac.BootstrapServiceAccount,
+		"sub": "system:serviceaccount:" + ocm.BootstrapNamespace + ":" + ocm.BootstrapServiceAccount,
 		"iat": notBefore.Unix(),
 		"nbf": notBefore.Unix(),
 		"exp": expires.Unix(),
 		"jti": string(sa.UID) + "-test",
 		"kubernetes.io": map[string]any{
-			"namespace":      rbac.BootstrapNamespace,
+			"namespace":      ocm.BootstrapNamespace,
 			"serviceaccount": map[string]any{"name": sa.Name, "uid": string(sa.UID)},
 		},
 	}
@@ -94,7 +94,7 @@ func TestJoinRefusesExpiredToken(t *testing.T) {
 	review, err := kube(&rest.Config{Host: env.Hub.URL, BearerToken: fresh, TLSClientConfig: rest.TLSClientConfig{CAData: env.Hub.CAPEM}}).
 		AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	require.NoError(t, err, "a fresh token signed the same way is valid")
-	assert.Equal(t, "system:serviceaccount:"+rbac.BootstrapNamespace+":"+rbac.BootstrapServiceAccount, review.Status.UserInfo.Username)
+	assert.Equal(t, "system:serviceaccount:"+ocm.BootstrapNamespace+":"+ocm.BootstrapServiceAccount, review.Status.UserInfo.Username)
 
 	expired := mintBootstrapToken(t, now.Add(-2*time.Hour), now.Add(-time.Hour))
 	err = join.Join(ctx, join.Options{SpokeConfig: env.Clusters[1].Config, HubAPIServer: env.Hub.URL, HubToken: expired,
@@ -138,7 +138,7 @@ func joinAccepted(t *testing.T, name, ns string) {
 	hub := kube(env.Hub.Config)
 	_, err = hub.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 	require.NoError(t, err, "hub namespace of %s", name)
-	_, err = hub.RbacV1().ClusterRoles().Get(ctx, rbac.ClusterRoleName(name), metav1.GetOptions{})
+	_, err = hub.RbacV1().ClusterRoles().Get(ctx, ocm.ClusterRoleName(name), metav1.GetOptions{})
 	require.NoError(t, err, "hub ClusterRole of %s", name)
 }
 
@@ -179,7 +179,7 @@ func TestUnjoin(t *testing.T) {
 		assert.Nil(t, mc.DeletionTimestamp)
 		_, err := hub.CoreV1().Namespaces().Get(ctx, "kept", metav1.GetOptions{})
 		assert.NoError(t, err, "hub namespace kept")
-		_, err = hub.RbacV1().ClusterRoles().Get(ctx, rbac.ClusterRoleName("kept"), metav1.GetOptions{})
+		_, err = hub.RbacV1().ClusterRoles().Get(ctx, ocm.ClusterRoleName("kept"), metav1.GetOptions{})
 		assert.NoError(t, err, "hub ClusterRole kept")
 	})
 
@@ -196,9 +196,9 @@ func TestUnjoin(t *testing.T) {
 			_, err := hub.CoreV1().Namespaces().Get(ctx, "unjoined", metav1.GetOptions{})
 			return apierrors.IsNotFound(err)
 		}, timeout, tick, "hub namespace gone (with its leases and RoleBindings)")
-		_, err := hub.RbacV1().ClusterRoles().Get(ctx, rbac.ClusterRoleName("unjoined"), metav1.GetOptions{})
+		_, err := hub.RbacV1().ClusterRoles().Get(ctx, ocm.ClusterRoleName("unjoined"), metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "hub ClusterRole gone: %v", err)
-		_, err = hub.RbacV1().ClusterRoleBindings().Get(ctx, rbac.ClusterRoleName("unjoined"), metav1.GetOptions{})
+		_, err = hub.RbacV1().ClusterRoleBindings().Get(ctx, ocm.ClusterRoleName("unjoined"), metav1.GetOptions{})
 		assert.True(t, apierrors.IsNotFound(err), "hub ClusterRoleBinding gone: %v", err)
 	})
 

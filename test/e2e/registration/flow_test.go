@@ -25,7 +25,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 
@@ -68,9 +68,9 @@ func TestFullFlow(t *testing.T) {
 		ns, err := kube(env.Hub.Config).CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, name, ns.Labels["open-cluster-management.io/cluster-name"])
-		_, err = kube(env.Hub.Config).RbacV1().ClusterRoleBindings().Get(ctx, rbac.ClusterRoleName(name), metav1.GetOptions{})
+		_, err = kube(env.Hub.Config).RbacV1().ClusterRoleBindings().Get(ctx, ocm.ClusterRoleName(name), metav1.GetOptions{})
 		assert.NoError(t, err)
-		for _, rb := range []string{rbac.RegistrationRoleBindingName(name), rbac.WorkRoleBindingName(name)} {
+		for _, rb := range []string{ocm.RegistrationRoleBindingName(name), ocm.WorkRoleBindingName(name)} {
 			_, err = kube(env.Hub.Config).RbacV1().RoleBindings(name).Get(ctx, rb, metav1.GetOptions{})
 			assert.NoError(t, err, rb)
 		}
@@ -154,7 +154,7 @@ func TestFullFlow(t *testing.T) {
 		// cluster1's credential asks for a certificate as cluster2's agent.
 		forgedCN := createCSR(t, c1, "cluster2", "cluster2", "evil", nil)
 		// ...or for its own label with cluster2's group in O.
-		forgedO := createCSR(t, c1, "cluster1", "cluster1", "evil", []string{rbac.ClusterGroupName("cluster1"), rbac.ClusterGroupName("cluster2")})
+		forgedO := createCSR(t, c1, "cluster1", "cluster1", "evil", []string{ocm.ClusterGroupName("cluster1"), ocm.ClusterGroupName("cluster2")})
 		// The bootstrap identity asks for cluster1's agent under cluster2's label.
 		forgedBoot := createCSR(t, boot, "cluster2", "cluster1", "evil", nil)
 		// accept must not approve any of them either.
@@ -286,7 +286,7 @@ func createCSR(t *testing.T, cs kubernetes.Interface, label, cluster, agentName 
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, key)
 	require.NoError(t, err)
 	csr := &certificatesv1.CertificateSigningRequest{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: label + "-forged-", Labels: map[string]string{rbac.ClusterNameLabel: label}},
+		ObjectMeta: metav1.ObjectMeta{GenerateName: label + "-forged-", Labels: map[string]string{ocm.ClusterNameLabel: label}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
 			SignerName: certificatesv1.KubeAPIServerClientSignerName,

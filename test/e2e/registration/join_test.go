@@ -25,7 +25,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/hub/registration/accept"
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
@@ -54,8 +54,8 @@ func TestJoinBadInput(t *testing.T) {
 		{"CA file not PEM", join.Options{CAFile: notPEM, ClusterName: "c-garbage-ca"}, "no PEM certificate"},
 		{"name not a DNS label", join.Options{ClusterName: "Cluster_1"}, "not a valid cluster name"},
 		{"http hub", join.Options{HubAPIServer: "http://127.0.0.1:80", ClusterName: "c-http"}, "not an https URL"},
-		{"CA hash of another CA", join.Options{CAHash: rbac.CAHashes(env.Clusters[0].CAPEM)[0], ClusterName: "c-wrong-hash"}, "the hub CA does not match --ca-hash"},
-		{"CA file with another hash", join.Options{CAFile: writeFile(t, env.Hub.CAPEM), CAHash: rbac.CAHashes(env.Clusters[0].CAPEM)[0], ClusterName: "c-wrong-hash2"}, "the hub CA does not match --ca-hash"},
+		{"CA hash of another CA", join.Options{CAHash: pki.CAHashes(env.Clusters[0].CAPEM)[0], ClusterName: "c-wrong-hash"}, "the hub CA does not match --ca-hash"},
+		{"CA file with another hash", join.Options{CAFile: writeFile(t, env.Hub.CAPEM), CAHash: pki.CAHashes(env.Clusters[0].CAPEM)[0], ClusterName: "c-wrong-hash2"}, "the hub CA does not match --ca-hash"},
 		{"malformed CA hash", join.Options{CAHash: "md5:abc", ClusterName: "c-bad-hash"}, "is not sha256: followed by 64 hex digits"},
 		{"name owned by another cluster", join.Options{ClusterName: "taken"}, "already registered on the hub by another managed cluster"},
 	}
@@ -84,7 +84,7 @@ func TestJoinBadInput(t *testing.T) {
 func TestJoinPinsCAHash(t *testing.T) {
 	var progress strings.Builder
 	require.NoError(t, join.Join(context.Background(), join.Options{SpokeConfig: env.Clusters[1].Config, HubAPIServer: env.Hub.URL, HubToken: token,
-		ClusterName: "pinned", AgentNamespace: "agent-pinned", NoDeployment: true, CAHash: rbac.CAHashes(env.Hub.CAPEM)[0], Progress: &progress}))
+		ClusterName: "pinned", AgentNamespace: "agent-pinned", NoDeployment: true, CAHash: pki.CAHashes(env.Hub.CAPEM)[0], Progress: &progress}))
 	assert.NotContains(t, progress.String(), "unverified connection")
 }
 

@@ -24,7 +24,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"flotilla.dev/flotilla/hub/registration/accept"
-	"flotilla.dev/flotilla/hub/registration/rbac"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 
@@ -53,7 +53,7 @@ func TestDenyEndsAccess(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(err), "status is out of reach: %v", err)
 	_, err = kube(cred).CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "CSRs are out of reach: %v", err)
-	_, err = kube(env.Hub.Config).RbacV1().RoleBindings("deny-me").Get(ctx, rbac.WorkRoleBindingName("deny-me"), metav1.GetOptions{})
+	_, err = kube(env.Hub.Config).RbacV1().RoleBindings("deny-me").Get(ctx, ocm.WorkRoleBindingName("deny-me"), metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "work RoleBinding removed")
 }
 
@@ -150,9 +150,9 @@ func TestDeleteCleansUp(t *testing.T) {
 	require.NoError(t, clusters(env.Hub.Config).ClusterV1().ManagedClusters().Delete(ctx, "doomed", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool { return hubCluster(t, "doomed") == nil }, timeout, tick, "ManagedCluster gone")
 	hubKube := kube(env.Hub.Config)
-	_, err = hubKube.RbacV1().ClusterRoles().Get(ctx, rbac.ClusterRoleName("doomed"), metav1.GetOptions{})
+	_, err = hubKube.RbacV1().ClusterRoles().Get(ctx, ocm.ClusterRoleName("doomed"), metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "ClusterRole gone: %v", err)
-	_, err = hubKube.RbacV1().ClusterRoleBindings().Get(ctx, rbac.ClusterRoleName("doomed"), metav1.GetOptions{})
+	_, err = hubKube.RbacV1().ClusterRoleBindings().Get(ctx, ocm.ClusterRoleName("doomed"), metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "ClusterRoleBinding gone: %v", err)
 	require.Eventually(t, func() bool {
 		_, err := hubKube.CoreV1().Namespaces().Get(ctx, "doomed", metav1.GetOptions{})

@@ -1,4 +1,4 @@
-package rbac
+package pki
 
 import (
 	"crypto/sha256"

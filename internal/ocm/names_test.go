@@ -1,4 +1,4 @@
-package rbac
+package ocm
 
 import (
 	"testing"
@@ -15,4 +15,13 @@ func TestReservedName(t *testing.T) {
 	} {
 		assert.Equal(t, reserved, ReservedName(name) != "", name)
 	}
+}
+
+func TestAddonNames(t *testing.T) {
+	assert.Equal(t, "system:open-cluster-management:cluster:c1:addon:a:agent:a-agent", AddonAgentUser("c1", "a", "a-agent"))
+	assert.Equal(t, "system:open-cluster-management:cluster:c1:addon:a", AddonClusterGroup("c1", "a"))
+	assert.Equal(t, "system:open-cluster-management:addon:a", AddonGroupName("a"))
+	assert.Equal(t, "a-hub-kubeconfig", AddonHubKubeconfigSecret("a"))
+	assert.Equal(t, "addon-a-deploy-0", AddonDeployWorkName("a", 0))
+	assert.Equal(t, "addon-a-pre-delete", AddonPreDeleteWorkName("a"))
 }

@@ -1,0 +1,68 @@
+package deploy
+
+import (
+	"fmt"
+	"slices"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"flotilla.dev/flotilla/internal/ocm"
+)
+
+// clusterScoped are resources a Role cannot grant (they are cluster-scoped), so
+// asking for them in a cluster namespace is a mistake or a bid for more.
+var clusterScoped = map[string]bool{
+	"namespaces": true, "nodes": true, "persistentvolumes": true, "clusterroles": true, "clusterrolebindings": true,
+	"customresourcedefinitions": true, "certificatesigningrequests": true, "managedclusters": true,
+	"managedclustersets": true, "clustermanagementaddons": true, "addontemplates": true,
+	"validatingwebhookconfigurations": true, "mutatingwebhookconfigurations": true, "storageclasses": true,
+	"priorityclasses": true, "apiservices": true,
+}
+
+// escalating verbs let a holder grant or assume rights it does not have.
+var escalating = []string{"escalate", "bind", "impersonate", "approve", "sign", "*"}
+
+// CheckPermissions says what is wrong with the hub rights an addon asks for its
+// agent: they must fit in a Role in the cluster namespace, name their resources
+// and verbs (no wildcards), and grant nothing that escalates. nil when fine.
+func CheckPermissions(rules []rbacv1.PolicyRule) error {
+	for i, r := range rules {
+		switch {
+		case len(r.NonResourceURLs) > 0:
+			return fmt.Errorf("permission %d asks for nonResourceURLs %v: an addon agent gets rights in its cluster namespace only", i, r.NonResourceURLs)
+		case len(r.Resources) == 0 || len(r.Verbs) == 0:
+			return fmt.Errorf("permission %d names no resource or no verb", i)
+		case slices.Contains(r.APIGroups, "*") || slices.Contains(r.Resources, "*"):
+			return fmt.Errorf("permission %d uses a wildcard (apiGroups %v, resources %v): name the resources the agent needs", i, r.APIGroups, r.Resources)
+		}
+		for _, res := range r.Resources {
+			if clusterScoped[res] {
+				return fmt.Errorf("permission %d asks for cluster-scoped %q: an addon agent gets rights in its cluster namespace only, never cluster-wide", i, res)
+			}
+		}
+		for _, v := range r.Verbs {
+			if slices.Contains(escalating, v) {
+				return fmt.Errorf("permission %d asks for verb %q, which would let the agent escalate its rights", i, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Role is the Role granting addon's agent rules in the cluster namespace.
+func Role(addon, cluster string, rules []rbacv1.PolicyRule) *rbacv1.Role {
+	return &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.AddonRoleName(addon), Namespace: cluster, Labels: map[string]string{ocm.AddonNameLabel: addon}},
+		Rules:      rules,
+	}
+}
+
+// RoleBinding binds Role to the group of addon's agents on cluster.
+func RoleBinding(addon, cluster string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ocm.AddonRoleName(addon), Namespace: cluster, Labels: map[string]string{ocm.AddonNameLabel: addon}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ocm.AddonRoleName(addon)},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.AddonClusterGroup(cluster, addon)}},
+	}
+}

@@ -1,0 +1,361 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/internal/ocm"
+)
+
+// Annotations on deploy works: the hash of the configs a work was rendered
+// with, and of its spec as rendered (compared instead of the spec the
+// apiserver returns, which carries defaults).
+const (
+	ConfigHashAnnotation = "addon.flotilla.dev/config-hash"
+	SpecHashAnnotation   = "addon.flotilla.dev/spec-hash"
+)
+
+// Reconcile follows the skeleton: get, finalizer, phases, status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mca addonv1alpha1.ManagedClusterAddOn
+	if err := r.Get(ctx, req.NamespacedName, &mca); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	addon, ok := r.registry.Get(mca.Name)
+	if !ok {
+		var err error
+		if addon, ok, err = r.templateAddon(ctx, &mca); !ok {
+			return ctrl.Result{}, err // another addon manager's
+		}
+		if err != nil {
+			return ctrl.Result{}, r.templateFailed(ctx, &mca, err)
+		}
+	}
+	if mca.DeletionTimestamp != nil {
+		return r.finalize(ctx, &mca, addon)
+	}
+	if controllerutil.AddFinalizer(&mca, ocm.AddonPreDeleteHookFinalizer) {
+		if err := r.Update(ctx, &mca); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	var cluster clusterv1.ManagedCluster
+	if err := r.Get(ctx, types.NamespacedName{Name: mca.Namespace}, &cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil // not a cluster namespace (or the cluster is going)
+		}
+		return ctrl.Result{}, err
+	}
+	var cma *addonv1alpha1.ClusterManagementAddOn
+	var cmaObj addonv1alpha1.ClusterManagementAddOn
+	if err := r.Get(ctx, types.NamespacedName{Name: mca.Name}, &cmaObj); err == nil {
+		cma = &cmaObj
+	} else if !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	opts := addon.Options()
+	before := mca.Status.DeepCopy()
+	facts := Facts{Generation: mca.Generation, Registration: opts.Registration, Health: opts.HealthMode(), Probe: opts.Health.Probe}
+	var errs []error
+
+	// Phase: configs and install namespace.
+	cfg, err := r.resolveConfigs(ctx, &mca, cma)
+	facts.ConfigErr = err
+	mca.Status.Namespace = firstOf(cfg.installNamespace, mca.Spec.InstallNamespace, ocm.DefaultAddonInstallNamespace)
+	mca.Status.ConfigReferences = cfg.refs
+	mca.Status.SupportedConfigs = nil
+	if cma != nil {
+		for _, sc := range cma.Spec.SupportedConfigs {
+			mca.Status.SupportedConfigs = append(mca.Status.SupportedConfigs, sc.ConfigGroupResource)
+		}
+	}
+	mca.Status.RelatedObjects = []addonv1alpha1.ObjectReference{{Group: ocm.AddonGroup, Resource: "clustermanagementaddons", Name: mca.Name}}
+	if facts.Health == framework.HealthLease {
+		mca.Status.HealthCheck = addonv1alpha1.HealthCheck{Mode: addonv1alpha1.HealthCheckModeLease}
+	} else {
+		mca.Status.HealthCheck = addonv1alpha1.HealthCheck{Mode: addonv1alpha1.HealthCheckModeCustomized}
+	}
+
+	// Phase: registration (published subject, granted rights).
+	mca.Status.Registrations = Registrations(mca.Namespace, mca.Name, opts.Registration)
+	if opts.Registration != nil {
+		facts.PermissionErr = r.grant(ctx, &mca, opts.Registration)
+	}
+
+	// Phase: manifests.
+	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg, facts.ConfigErr == nil)
+	if err != nil {
+		var re renderError
+		if errors.As(err, &re) {
+			facts.RenderErr = re.err
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	facts.Works = works
+	if facts.ConfigErr == nil && facts.RenderErr == nil {
+		if applied, _, _, _ := workState(works); applied {
+			for i := range mca.Status.ConfigReferences {
+				ref := &mca.Status.ConfigReferences[i]
+				ref.LastAppliedConfig = ref.DesiredConfig.DeepCopy()
+			}
+		}
+	}
+
+	// Status.
+	facts.Existing = mca.Status.Conditions
+	mca.Status.Conditions = Merge(mca.Status.Conditions, Conditions(facts))
+	if !reflect.DeepEqual(before, &mca.Status) {
+		if err := r.Status().Update(ctx, &mca); err != nil && !apierrors.IsConflict(err) {
+			errs = append(errs, err)
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// Registrations is what a ManagedClusterAddOn publishes for its agent's CSR.
+func Registrations(cluster, addon string, reg *framework.Registration) []addonv1alpha1.RegistrationConfig {
+	if reg == nil {
+		return nil
+	}
+	return []addonv1alpha1.RegistrationConfig{{
+		SignerName: certificatesv1.KubeAPIServerClientSignerName,
+		Subject: addonv1alpha1.Subject{
+			User:   ocm.AddonAgentUser(cluster, addon, reg.DefaultAgentName(addon)),
+			Groups: []string{ocm.AddonClusterGroup(cluster, addon), ocm.AddonGroupName(addon)},
+		},
+	}}
+}
+
+// grant writes the Role and RoleBinding of the agent's hub rights, after checking them.
+func (r *Reconciler) grant(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, reg *framework.Registration) error {
+	rules := reg.Permissions
+	err := CheckPermissions(rules)
+	if err == nil {
+		err = CheckBindings(mca.Namespace, reg.Bindings, r.isOtherCluster(ctx, mca.Namespace))
+	}
+	if err != nil {
+		// Take back what an earlier, acceptable registration granted.
+		_ = client.IgnoreNotFound(r.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: RoleBinding(mca.Name, mca.Namespace).ObjectMeta}))
+		return err
+	}
+	role, binding := Role(mca.Name, mca.Namespace, rules), RoleBinding(mca.Name, mca.Namespace)
+	for _, o := range []client.Object{role, binding} {
+		if err := controllerutil.SetOwnerReference(mca, o, r.Scheme()); err != nil {
+			return err
+		}
+	}
+	wantRules := role.Rules
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, role, func() error { role.Rules = wantRules; return nil }); err != nil {
+		return fmt.Errorf("write Role %s/%s: %w", role.Namespace, role.Name, err)
+	}
+	wantSubjects := binding.Subjects
+	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, binding, func() error { binding.Subjects = wantSubjects; return nil }); err != nil {
+		return fmt.Errorf("write RoleBinding %s/%s: %w", binding.Namespace, binding.Name, err)
+	}
+	return r.bind(ctx, mca, reg.Bindings)
+}
+
+type renderError struct{ err error }
+
+func (e renderError) Error() string { return e.err.Error() }
+
+// deliver renders the manifests and writes the deploy works, returning them as
+// they are now. A render error keeps the works already delivered.
+func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.ManagedCluster,
+	addon framework.Addon, opts framework.Options, cfg resolved, configsOK bool) ([]*workv1.ManifestWork, error) {
+	configHash := cfg.hash
+	existing, err := r.works(ctx, mca)
+	if err != nil {
+		return nil, err
+	}
+	if !configsOK {
+		return existing, nil // keep what runs until the configs are back
+	}
+	rendered, err := safeRender(addon, cluster, mca, cfg.spec, r.limit, opts.Health.Probe)
+	if err != nil {
+		return existing, renderError{err}
+	}
+	byName := map[string]*workv1.ManifestWork{}
+	for _, w := range existing {
+		byName[w.Name] = w
+	}
+	var out []*workv1.ManifestWork
+	var errs []error
+	wanted := map[string]bool{}
+	for _, w := range rendered.Deploy {
+		wanted[w.Name] = true
+		w.Annotations = map[string]string{SpecHashAnnotation: SpecHash(w.Spec)[:16]}
+		if configHash != "" {
+			w.Annotations[ConfigHashAnnotation] = configHash
+		}
+		if err := controllerutil.SetOwnerReference(mca, w, r.Scheme()); err != nil {
+			return existing, err
+		}
+		cur := byName[w.Name]
+		switch {
+		case cur == nil:
+			if err := r.Create(ctx, w); err != nil {
+				errs = append(errs, fmt.Errorf("create ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+				continue
+			}
+			cur = w
+		case cur.Annotations[SpecHashAnnotation] != w.Annotations[SpecHashAnnotation] || cur.Annotations[ConfigHashAnnotation] != configHash:
+			upd := cur.DeepCopy()
+			upd.Spec, upd.Labels, upd.Annotations = w.Spec, w.Labels, w.Annotations
+			upd.OwnerReferences = w.OwnerReferences
+			if err := r.Update(ctx, upd); err != nil {
+				errs = append(errs, fmt.Errorf("update ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+				continue
+			}
+			cur = upd
+		}
+		out = append(out, cur)
+	}
+	for _, w := range existing {
+		if !wanted[w.Name] && isDeployWork(mca.Name, w.Name) && w.DeletionTimestamp == nil {
+			if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// safeRender calls the addon's Manifests, turning a panic into an error so one
+// broken addon cannot stop the manager.
+func safeRender(addon framework.Addon, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn,
+	cfg *addonv1alpha1.AddOnDeploymentConfigSpec, limit int, probe *framework.Probe) (out Rendered, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the addon's Manifests panicked: %v", p)
+		}
+	}()
+	var objs []runtime.Object
+	if c, ok := addon.(framework.Configurable); ok {
+		objs, err = c.ManifestsWithConfig(cluster.DeepCopy(), mca.DeepCopy(), cfg)
+	} else {
+		objs, err = addon.Manifests(cluster.DeepCopy(), mca.DeepCopy())
+	}
+	if err != nil {
+		return out, err
+	}
+	return Render(mca.Name, mca.Namespace, objs, limit, probe)
+}
+
+func isDeployWork(addon, name string) bool {
+	i, ok := strings.CutPrefix(name, "addon-"+addon+"-deploy-")
+	if !ok {
+		return false
+	}
+	_, err := strconv.Atoi(i)
+	return err == nil
+}
+
+// works lists the addon's deploy works in the cluster namespace.
+func (r *Reconciler) works(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) ([]*workv1.ManifestWork, error) {
+	var list workv1.ManifestWorkList
+	if err := r.List(ctx, &list, client.InNamespace(mca.Namespace), client.MatchingLabels{ocm.AddonNameLabel: mca.Name}); err != nil {
+		return nil, err
+	}
+	var out []*workv1.ManifestWork
+	for i := range list.Items {
+		if isDeployWork(mca.Name, list.Items[i].Name) {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// finalize runs the pre-delete hook (when the addon has one), then removes the
+// works and the agent's rights, then the finalizer.
+func (r *Reconciler) finalize(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, addon framework.Addon) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(mca, ocm.AddonPreDeleteHookFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	logger := log.FromContext(ctx)
+	hookKey := types.NamespacedName{Namespace: mca.Namespace, Name: ocm.AddonPreDeleteWorkName(mca.Name)}
+	var cluster clusterv1.ManagedCluster
+	clusterErr := r.Get(ctx, types.NamespacedName{Name: mca.Namespace}, &cluster)
+	if clusterErr == nil && cluster.DeletionTimestamp == nil {
+		var hook workv1.ManifestWork
+		err := r.Get(ctx, hookKey, &hook)
+		switch {
+		case apierrors.IsNotFound(err):
+			cma := &addonv1alpha1.ClusterManagementAddOn{}
+			if r.Get(ctx, types.NamespacedName{Name: mca.Name}, cma) != nil {
+				cma = nil
+			}
+			cfg, _ := r.resolveConfigs(ctx, mca, cma)
+			rendered, rerr := safeRender(addon, &cluster, mca, cfg.spec, r.limit, nil)
+			if rerr != nil {
+				logger.Info("pre-delete hook not run: the addon's manifests do not render", "error", rerr.Error())
+			} else if rendered.PreDelete != nil {
+				if err := controllerutil.SetOwnerReference(mca, rendered.PreDelete, r.Scheme()); err != nil {
+					return ctrl.Result{}, err
+				}
+				if err := r.Create(ctx, rendered.PreDelete); err != nil && !apierrors.IsAlreadyExists(err) {
+					return ctrl.Result{}, fmt.Errorf("create pre-delete hook work: %w", err)
+				}
+				logger.Info("pre-delete hook delivered; removal waits for it to complete")
+				return ctrl.Result{RequeueAfter: hookRecheck}, nil
+			}
+		case err != nil:
+			return ctrl.Result{}, err
+		case !HookDone(&hook):
+			return ctrl.Result{RequeueAfter: hookRecheck}, nil
+		}
+	}
+	works, err := r.works(ctx, mca)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, w := range works {
+		if err := client.IgnoreNotFound(r.Delete(ctx, w)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := client.IgnoreNotFound(r.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metaOf(hookKey)})); err != nil {
+		return ctrl.Result{}, err
+	}
+	for _, o := range []client.Object{RoleBinding(mca.Name, mca.Namespace), Role(mca.Name, mca.Namespace, nil)} {
+		if err := client.IgnoreNotFound(r.Delete(ctx, o)); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.bind(ctx, mca, nil); err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(works) > 0 {
+		return ctrl.Result{}, nil // their deletion events bring us back
+	}
+	controllerutil.RemoveFinalizer(mca, ocm.AddonPreDeleteHookFinalizer)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, mca))
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
+
+	"flotilla.dev/flotilla/addons/example"
+	"flotilla.dev/flotilla/internal/ocm"
+)
+
+// newAddonAgentCommand is `flotilla addon-agent <addon>`: the agents of the
+// addons Flotilla ships, one subcommand each. They run in a Pod the addon's
+// works deliver, or as processes next to the klusterlets (`flotilla dev`).
+func newAddonAgentCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "addon-agent", Short: "Run the agent of an addon Flotilla ships"}
+	cmd.AddCommand(newExampleAgentCommand())
+	return cmd
+}
+
+func newExampleAgentCommand() *cobra.Command {
+	var (
+		o                example.AgentOptions
+		kubeconfig, kctx string
+	)
+	cmd := &cobra.Command{
+		Use:   example.Name + " --cluster-name NAME",
+		Short: "Run the example addon's agent (lease, and ConfigMaps copied from the hub)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := restConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.SpokeConfig = cfg
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return example.RunAgent(klog.NewContext(ctx, klog.Background()), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name on the hub (required)")
+	f.StringVar(&o.Namespace, "namespace", ocm.DefaultAddonInstallNamespace, "install namespace (its Lease and hub credential Secret)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.DurationVar(&o.Interval, "interval", 10*time.Second, "time between rounds")
+	f.DurationVar(&o.LeaseDuration, "lease-duration", 60*time.Second, "duration written on the Lease (stale after 5x)")
+	return cmd
+}

@@ -1,0 +1,160 @@
+// Package addons_test tests the addon framework end to end on real apiservers:
+// a hub (hub.Run, addon manager included) and two klusterlets, in-process, with
+// the example addon and a few test addons (broken manifests, a greedy
+// registration, a pre-delete hook, a Placements install).
+package addons_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/addons/example"
+	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/accept"
+	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/klusterlet"
+	"flotilla.dev/flotilla/klusterlet/join"
+	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+var (
+	env    *testenv.Env
+	hubCli client.Client
+)
+
+const (
+	timeout = 2 * time.Minute
+	tick    = 200 * time.Millisecond
+)
+
+// cm is a ConfigMap manifest.
+func cm(name, ns string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": "v"}}
+}
+
+// testAddon is an addon made of functions, for the cases below.
+type testAddon struct {
+	name      string
+	opts      framework.Options
+	manifests func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error)
+}
+
+func (a testAddon) Name() string               { return a.name }
+func (a testAddon) Options() framework.Options { return a.opts }
+func (a testAddon) Manifests(c *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	return a.manifests(c, m)
+}
+
+func oneConfigMap(name string) func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	return func(_ *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+		return []runtime.Object{cm(name, "default")}, nil
+	}
+}
+
+func registry() (*framework.Registry, error) {
+	none := framework.Health{Mode: framework.HealthNone}
+	return framework.NewRegistry(
+		example.Addon{},
+		testAddon{name: "broken", opts: framework.Options{Health: none}, manifests: func(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+			return nil, errors.New("template value .Values.image is missing")
+		}},
+		testAddon{name: "greedy", opts: framework.Options{Health: none, Registration: &framework.Registration{Permissions: []rbacv1.PolicyRule{
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"create"}}}}},
+			manifests: oneConfigMap("greedy")},
+		testAddon{name: "placed", opts: framework.Options{Health: none}, manifests: oneConfigMap("placed")},
+		testAddon{name: "hooked", opts: framework.Options{Health: none}, manifests: func(_ *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+			hook := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: "hooked-cleanup", Namespace: "default", Labels: map[string]string{"open-cluster-management.io/addon-pre-delete": ""}},
+				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "cleanup"}}}}
+			return []runtime.Object{cm("hooked", "default"), hook}, nil
+		}},
+	)
+}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(klog.Background())
+	var err error
+	env, err = testenv.New(testenv.Options{Clusters: 2})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer env.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if hubCli, err = client.New(env.Hub.Config, client.Options{Scheme: scheme.New()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, err := bootstrap.Init(ctx, bootstrap.Options{Config: env.Hub.Config})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "init:", err)
+		return 1
+	}
+	reg, err := registry()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "registry:", err)
+		return 1
+	}
+	ready := make(chan struct{})
+	hubDone := make(chan error, 1)
+	go func() {
+		hubDone <- hub.Run(ctx, hub.Options{Config: env.Hub.Config, Addons: reg, Ready: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-hubDone:
+		fmt.Fprintln(os.Stderr, "hub:", err)
+		return 1
+	case <-time.After(timeout):
+		fmt.Fprintln(os.Stderr, "hub did not become ready")
+		return 1
+	}
+	var names []string
+	klusterlets := make(chan error, len(env.Clusters))
+	for _, spoke := range env.Clusters {
+		name := spoke.Name
+		names = append(names, name)
+		if err := join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: res.Token, ClusterName: name, NoDeployment: true}); err != nil {
+			fmt.Fprintln(os.Stderr, "join:", err)
+			return 1
+		}
+		dir, _ := os.MkdirTemp("", "flotilla-addons-e2e-")
+		defer os.RemoveAll(dir)
+		go func() {
+			klusterlets <- klusterlet.Run(ctx, klusterlet.Options{
+				Registration: registration.Options{ClusterName: name, SpokeConfig: spoke.Config, HubKubeconfigDir: dir,
+					LeaseDurationSeconds: 5, StatusSyncInterval: time.Second, RetryInterval: time.Second, AddonSyncInterval: 500 * time.Millisecond},
+				WorkStatusSyncInterval: time.Second,
+			})
+		}()
+	}
+	if err := accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: names, Wait: true, Timeout: timeout}); err != nil {
+		fmt.Fprintln(os.Stderr, "accept:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	<-hubDone
+	return code
+}

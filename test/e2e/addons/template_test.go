@@ -1,0 +1,105 @@
+package addons_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/addons/ops"
+)
+
+func templateAddon(t *testing.T, addon string, perm addonv1alpha1.HubPermissionConfig) {
+	t.Helper()
+	ctx := context.Background()
+	tmpl := &addonv1alpha1.AddOnTemplate{ObjectMeta: metav1.ObjectMeta{Name: addon + "-v1"}, Spec: addonv1alpha1.AddOnTemplateSpec{
+		AddonName: addon,
+		AgentSpec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + addon + `"},"data":{"cluster":"{{CLUSTER_NAME}}"}}`)}}}}},
+		Registration: []addonv1alpha1.RegistrationSpec{{Type: addonv1alpha1.RegistrationTypeKubeClient, KubeClient: &addonv1alpha1.KubeClientRegistrationConfig{
+			HubPermissions: []addonv1alpha1.HubPermissionConfig{perm}}}},
+	}}
+	require.NoError(t, hubCli.Create(ctx, tmpl))
+	require.NoError(t, hubCli.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual},
+			SupportedConfigs: []addonv1alpha1.ConfigMeta{{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.io", Resource: "addontemplates"},
+				DefaultConfig:       &addonv1alpha1.ConfigReferent{Name: tmpl.Name}}}}}))
+}
+
+// TestTemplateAddon: an addon defined by an AddOnTemplate alone (no Go code)
+// installs, registers with the ClusterRole its template binds in the cluster
+// namespace, and its agent's credential works; a template binding rights in
+// another cluster's namespace is refused.
+func TestTemplateAddon(t *testing.T) {
+	ctx := context.Background()
+	require.NoError(t, hubCli.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "hello-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}}}))
+	templateAddon(t, "hello", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingCurrentCluster,
+		CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: "hello-reader"}})
+	_, err := ops.Enable(ctx, hubCli, ops.EnableOptions{Names: []string{"hello"}, Clusters: []string{"cluster1"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { disable(t, "cluster1", "hello") })
+
+	eventuallyCondition(t, "cluster1", "hello", addonv1alpha1.ManagedClusterAddOnConditionAvailable, metav1.ConditionTrue)
+	eventuallyCondition(t, "cluster1", "hello", addonv1alpha1.ManagedClusterAddOnRegistrationApplied, metav1.ConditionTrue)
+	cm, err := spoke(0).CoreV1().ConfigMaps("open-cluster-management-agent-addon").Get(ctx, "hello", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "cluster1", cm.Data["cluster"], "placeholders filled per cluster")
+
+	var cred *framework.HubCredential
+	require.Eventually(t, func() bool {
+		cred, err = framework.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
+		return err == nil
+	}, timeout, tick, "the klusterlet writes hello-hub-kubeconfig")
+	asAgent := kubernetes.NewForConfigOrDie(cred.Config)
+	require.Eventually(t, func() bool {
+		_, err := asAgent.CoreV1().ConfigMaps("cluster1").List(ctx, metav1.ListOptions{})
+		return err == nil
+	}, timeout, tick, "the template's ClusterRole is bound in the cluster namespace")
+	_, err = asAgent.CoreV1().ConfigMaps("cluster2").List(ctx, metav1.ListOptions{})
+	assert.True(t, apierrors.IsForbidden(err), "and nowhere else: %v", err)
+
+	// A credential that is no longer valid for the agent's subject is replaced
+	// (the same path as a certificate past its rotation point).
+	sec, err := spoke(0).CoreV1().Secrets("open-cluster-management-agent-addon").Get(ctx, "hello-hub-kubeconfig", metav1.GetOptions{})
+	require.NoError(t, err)
+	old := string(sec.Data["tls.crt"])
+	klusterletCert, err := spoke(0).CoreV1().Secrets("open-cluster-management-agent").Get(ctx, "hub-kubeconfig-secret", metav1.GetOptions{})
+	require.NoError(t, err)
+	sec.Data["tls.crt"] = klusterletCert.Data["tls.crt"] // valid, but another subject's
+	_, err = spoke(0).CoreV1().Secrets(sec.Namespace).Update(ctx, sec, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := spoke(0).CoreV1().Secrets(sec.Namespace).Get(ctx, sec.Name, metav1.GetOptions{})
+		return err == nil && string(got.Data["tls.crt"]) != old && string(got.Data["tls.crt"]) != string(klusterletCert.Data["tls.crt"])
+	}, timeout, tick, "the klusterlet issues a new certificate for the agent")
+	cred, err = framework.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
+	require.NoError(t, err)
+	_, err = kubernetes.NewForConfigOrDie(cred.Config).CoreV1().ConfigMaps("cluster1").List(ctx, metav1.ListOptions{})
+	assert.NoError(t, err, "the new certificate works")
+
+	// A template granting rights in another cluster's namespace.
+	templateAddon(t, "nosy", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingSingleNamespace,
+		SingleNamespace: &addonv1alpha1.SingleNamespaceBindingConfig{Namespace: "cluster2", RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "hello-reader"}}})
+	_, err = ops.Enable(ctx, hubCli, ops.EnableOptions{Names: []string{"nosy"}, Clusters: []string{"cluster1"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { disable(t, "cluster1", "nosy") })
+	refused := eventuallyCondition(t, "cluster1", "nosy", addonv1alpha1.ManagedClusterAddOnRegistrationApplied, metav1.ConditionFalse)
+	assert.Contains(t, refused.Message, "another managed cluster's")
+	var bindings rbacv1.RoleBindingList
+	require.NoError(t, hubCli.List(ctx, &bindings))
+	for _, b := range bindings.Items {
+		assert.NotEqual(t, "nosy", b.Labels["open-cluster-management.io/addon-name"], "nothing bound for nosy: %s/%s", b.Namespace, b.Name)
+	}
+}

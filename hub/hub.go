@@ -29,6 +29,7 @@ import (
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/policy/propagator"
 )
 
 // WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns
@@ -136,6 +137,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("work: %w", err)
+	}
+	if err := propagator.Setup(mgr, propagator.Options{}); err != nil {
+		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
 	var hooks []admissionregistrationv1.ValidatingWebhook

@@ -20,6 +20,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 	"flotilla.dev/flotilla/hub/workreplicaset"
+	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
 // Event reasons on a root Policy.
@@ -48,6 +49,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.metrics.forgetRoot(req.Namespace, req.Name)
 		r.reported.Delete(key)
+		r.refs.set(key, nil)
 		return ctrl.Result{}, r.removeAll(ctx, key)
 	}
 	if IsReplica(&root) {
@@ -66,8 +68,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	var errs []error
+	var refs []hubtemplate.Ref
 	for cluster, override := range d.Clusters {
-		got, err := r.writeReplica(ctx, &root, cluster, override, replicas[cluster])
+		got, err := r.writeReplica(ctx, &root, cluster, override, replicas[cluster], &refs)
 		if err != nil {
 			r.metrics.Errors.WithLabelValues("replica").Inc()
 			r.recorder.Eventf(&root, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, corev1.EventTypeWarning,
@@ -77,6 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		replicas[cluster] = got
 	}
+	r.refs.set(key, refs)
 	for cluster, rep := range replicas {
 		if _, ok := d.Clusters[cluster]; ok || (d.Unsettled && !root.Spec.Disabled) {
 			continue
@@ -198,24 +202,40 @@ func (r *Reconciler) removeAll(ctx context.Context, key string) error {
 	return errors.Join(errs...)
 }
 
-// writeReplica creates or rewrites the replica of root for cluster and returns it.
-func (r *Reconciler) writeReplica(ctx context.Context, root *policyv1.Policy, cluster, override string, live *policyv1.Policy) (*policyv1.Policy, error) {
+// writeReplica creates or rewrites the replica of root for cluster, with its
+// hub templates resolved, and returns it. Hub template errors are written to
+// the replica's status (NonCompliant) and do not fail the write.
+func (r *Reconciler) writeReplica(ctx context.Context, root *policyv1.Policy, cluster, override string, live *policyv1.Policy, refs *[]hubtemplate.Ref) (*policyv1.Policy, error) {
 	want := Replica(root, cluster, override)
-	if live == nil {
+	failed, err := r.resolveTemplates(ctx, root, want, live, refs)
+	if err != nil {
+		return nil, err
+	}
+	got := live
+	switch {
+	case live == nil:
 		if err := r.Create(ctx, want); err != nil {
 			return nil, err
 		}
-		return want, nil
+		got = want
+	case !ReplicaUpToDate(live, want):
+		got = live.DeepCopy()
+		got.Spec, got.Labels, got.Annotations = want.Spec, want.Labels, want.Annotations
+		if err := r.Update(ctx, got); err != nil {
+			return nil, err
+		}
 	}
-	if ReplicaUpToDate(live, want) {
-		return live, nil
+	if len(failed) > 0 {
+		st := templateErrorStatus(failed, metav1.NewTime(r.now()))
+		if !sameTemplateErrors(got.Status, st) {
+			got = got.DeepCopy()
+			got.Status = st
+			if err := r.Status().Update(ctx, got); err != nil {
+				return nil, fmt.Errorf("report the hub template error: %w", err)
+			}
+		}
 	}
-	live = live.DeepCopy()
-	live.Spec, live.Labels, live.Annotations = want.Spec, want.Labels, want.Annotations
-	if err := r.Update(ctx, live); err != nil {
-		return nil, err
-	}
-	return live, nil
+	return got, nil
 }
 
 // report records each problem as a Warning event on the root (related to the

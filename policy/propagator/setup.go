@@ -5,9 +5,12 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -33,6 +36,10 @@ type Reconciler struct {
 	now      func() time.Time
 	metrics  *Metrics
 	reported sync.Map // root key -> the problems last reported as events
+	// apiReader reads hub template objects (Secrets, ConfigMaps, lookups)
+	// uncached.
+	apiReader client.Reader
+	refs      templateRefs
 }
 
 // rootIndex indexes Policies by their root-policy label, so a root finds its
@@ -55,7 +62,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}); err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), recorder: mgr.GetEventRecorder("policy-propagator"), now: opts.Now, metrics: DefaultMetrics()}
+	r := &Reconciler{Client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("policy-propagator"),
+		now: opts.Now, metrics: DefaultMetrics()}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("policy-propagator").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
@@ -64,6 +72,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(membersOf)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
+		// Objects hub templates read: Secrets and ConfigMaps by metadata only.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("Secret")), builder.OnlyMetadata).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ConfigMap")), builder.OnlyMetadata).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster"))).
 		Complete(r); err != nil {
 		return err
 	}

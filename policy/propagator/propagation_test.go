@@ -3,10 +3,12 @@ package propagator_test
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -236,6 +238,46 @@ func TestStatusRoundTripWithPrecedence(t *testing.T) {
 			assert.Equal(c, "CM-2 Baseline Configuration", r.Annotations[policyv1.ControlsAnnotation])
 			assert.Equal(c, policyv1.Compliant, r.Status.ComplianceState)
 		}
+	}, timeout, tick)
+
+	// The hub's metrics follow: policy_governance_info for the root and per replica.
+	m := propagator.DefaultMetrics()
+	gauge := func(typ, cluster string) float64 {
+		return testutil.ToFloat64(m.GovernanceInfo.WithLabelValues(typ, "p", s.ns, cluster))
+	}
+	s.report("p", "status-2", policyv1.NonCompliant, "namespaces [prod] not found")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1.0, gauge("root", ""))
+		assert.Equal(c, 0.0, gauge("propagated", "status-1"))
+		assert.Equal(c, 1.0, gauge("propagated", "status-2"))
+	}, timeout, tick)
+	s.report("p", "status-2", policyv1.Pending, "waiting")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, -1.0, gauge("root", ""))
+		assert.Equal(c, -1.0, gauge("propagated", "status-2"))
+	}, timeout, tick)
+	assert.Positive(t, testutil.CollectAndCount(m.Latency))
+	// A cluster that leaves drops its series.
+	require.NoError(t, hub.Delete(s.ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: s.ns}}))
+	s.eventuallyReplicas("p")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		n := 0
+		metrics, _ := ctrlmetrics.Registry.Gather()
+		for _, f := range metrics {
+			if f.GetName() != "policy_governance_info" {
+				continue
+			}
+			for _, series := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range series.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["policy_namespace"] == s.ns && labels["type"] == "propagated" {
+					n++
+				}
+			}
+		}
+		assert.Zero(c, n)
 	}, timeout, tick)
 }
 

@@ -14,6 +14,7 @@ func newGetCommand() *cobra.Command {
 		newGetClustersCommand(),
 		newGetTokenCommand(),
 		newGetPlacementsCommand(),
+		newGetPoliciesCommand(),
 	)
 	return cmd
 }

@@ -72,8 +72,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(membersOf)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
-		// Objects hub templates read: Secrets and ConfigMaps by metadata only.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("Secret")), builder.OnlyMetadata).
+		// Objects hub templates read: ConfigMaps (by metadata only) and
+		// ManagedClusters. Secrets are not watched: the hub holds no list/watch
+		// on them (a Secret change reaches a replica at the root's next event).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ConfigMap")), builder.OnlyMetadata).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster"))).
 		Complete(r); err != nil {

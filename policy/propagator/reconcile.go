@@ -225,6 +225,14 @@ func (r *Reconciler) writeReplica(ctx context.Context, root *policyv1.Policy, cl
 			return nil, err
 		}
 	}
+	if len(failed) == 0 && isTemplateErrorStatus(got.Status) {
+		// The error is fixed: drop the hub's verdict; the spoke reports anew.
+		got = got.DeepCopy()
+		got.Status = policyv1.PolicyStatus{}
+		if err := r.Status().Update(ctx, got); err != nil {
+			return nil, fmt.Errorf("clear the hub template error: %w", err)
+		}
+	}
 	if len(failed) > 0 {
 		st := templateErrorStatus(failed, metav1.NewTime(r.now()))
 		if !sameTemplateErrors(got.Status, st) {

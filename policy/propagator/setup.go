@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -13,7 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -76,12 +79,24 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		// ManagedClusters. Secrets are not watched: the hub holds no list/watch
 		// on them (a Secret change reaches a replica at the root's next event).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ConfigMap")), builder.OnlyMetadata).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster"))).
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster")),
+			builder.WithPredicates(templateInputsChanged)).
 		Complete(r); err != nil {
 		return err
 	}
 	return policyset.Setup(mgr, policyset.Options{})
 }
+
+// templateInputsChanged passes ManagedCluster events that can change a hub
+// template's result (labels, claims), not the frequent condition updates.
+var templateInputsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	old, okOld := e.ObjectOld.(*clusterv1.ManagedCluster)
+	cur, okNew := e.ObjectNew.(*clusterv1.ManagedCluster)
+	if !okOld || !okNew {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(old.Labels, cur.Labels) || !equality.Semantic.DeepEqual(old.Status.ClusterClaims, cur.Status.ClusterClaims)
+}}
 
 // rootOf maps a Policy to its root: a replica to the root its label names, a
 // root to itself.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -216,7 +217,7 @@ func templateErrorStatus(failed map[string]string, now metav1.Time) policyv1.Pol
 			TemplateMeta:    metav1.ObjectMeta{Name: name},
 			ComplianceState: policyv1.NonCompliant,
 			History: []policyv1.ComplianceHistory{{LastTimestamp: now,
-				Message: "NonCompliant; violation - Error occurred while processing hub-templates: " + msg}},
+				Message: templateErrorPrefix + msg}},
 		})
 	}
 	return st
@@ -231,6 +232,22 @@ func sameTemplateErrors(st policyv1.PolicyStatus, want policyv1.PolicyStatus) bo
 	for i, d := range want.Details {
 		got := st.Details[i]
 		if got == nil || got.TemplateMeta.Name != d.TemplateMeta.Name || len(got.History) == 0 || got.History[0].Message != d.History[0].Message {
+			return false
+		}
+	}
+	return true
+}
+
+const templateErrorPrefix = "NonCompliant; violation - Error occurred while processing hub-templates: "
+
+// isTemplateErrorStatus reports whether st is a status the propagator wrote for
+// hub template errors (and no spoke has reported since).
+func isTemplateErrorStatus(st policyv1.PolicyStatus) bool {
+	if st.ComplianceState != policyv1.NonCompliant || len(st.Details) == 0 {
+		return false
+	}
+	for _, d := range st.Details {
+		if d == nil || len(d.History) == 0 || !strings.HasPrefix(d.History[0].Message, templateErrorPrefix) {
 			return false
 		}
 	}

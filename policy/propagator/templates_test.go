@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -92,6 +93,9 @@ func TestHubTemplatesResolvedPerClusterAndOnChange(t *testing.T) {
 		v, e := s.templateValue("p", "tmpl-3")
 		assert.Equal(c, "tmpl-3=10.0.0.3", v)
 		assert.Empty(c, e)
+		if r := s.replica("p", "tmpl-3"); assert.NotNil(c, r) {
+			assert.Empty(c, r.Status.ComplianceState, "the hub's error verdict is withdrawn; the spoke reports anew")
+		}
 	}, timeout, tick)
 }
 
@@ -146,5 +150,33 @@ func TestHubTemplateSecretsAreEncryptedAndConfined(t *testing.T) {
 		v, e := s.templateValue("thief", "secret-1")
 		assert.Contains(c, e, `fromSecret: namespace "secret-elsewhere" is not allowed`)
 		assert.NotContains(c, v, base64.StdEncoding.EncodeToString([]byte("other")))
+	}, timeout, tick)
+}
+
+func TestHubTemplatesFollowClusterLabelsAndClaims(t *testing.T) {
+	s := newScope(t, "labels")
+	s.clusters("prod", "labels-1")
+	s.placement("prod", "prod")
+	s.policy("p", func(p *policyv1.Policy) {
+		p.Spec.PolicyTemplates[0].ObjectDefinition = templated("p-cfg",
+			`{{hub index .ManagedClusterLabels "tier" hub}}/{{hub fromClusterClaim "region" hub}}`)
+	})
+	s.binding("p", "prod", policies("p"))
+	// No claim yet: a template error on the replica.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, e := s.templateValue("p", "labels-1")
+		assert.Equal(c, `fromClusterClaim: ManagedCluster labels-1 reports no claim "region"`, e)
+	}, timeout, tick)
+
+	update(s, client.ObjectKey{Name: "labels-1"}, &clusterv1.ManagedCluster{}, func(mc *clusterv1.ManagedCluster) {
+		mc.Status.ClusterClaims = []clusterv1.ManagedClusterClaim{{Name: "region", Value: "eu"}}
+	}, true)
+	update(s, client.ObjectKey{Name: "labels-1"}, &clusterv1.ManagedCluster{}, func(mc *clusterv1.ManagedCluster) {
+		mc.Labels["tier"] = "gold"
+	}, false)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v, e := s.templateValue("p", "labels-1")
+		assert.Equal(c, "gold/eu", v)
+		assert.Empty(c, e)
 	}, timeout, tick)
 }

@@ -69,8 +69,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	var errs []error
 	var refs []hubtemplate.Ref
+	src := newMemoSource(apiSource{r.apiReader})
 	for cluster, override := range d.Clusters {
-		got, err := r.writeReplica(ctx, &root, cluster, override, replicas[cluster], &refs)
+		got, err := r.writeReplica(ctx, src, &root, cluster, override, replicas[cluster], &refs)
 		if err != nil {
 			r.metrics.Errors.WithLabelValues("replica").Inc()
 			r.recorder.Eventf(&root, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}, corev1.EventTypeWarning,
@@ -205,9 +206,10 @@ func (r *Reconciler) removeAll(ctx context.Context, key string) error {
 // writeReplica creates or rewrites the replica of root for cluster, with its
 // hub templates resolved, and returns it. Hub template errors are written to
 // the replica's status (NonCompliant) and do not fail the write.
-func (r *Reconciler) writeReplica(ctx context.Context, root *policyv1.Policy, cluster, override string, live *policyv1.Policy, refs *[]hubtemplate.Ref) (*policyv1.Policy, error) {
+func (r *Reconciler) writeReplica(ctx context.Context, src hubtemplate.Source, root *policyv1.Policy, cluster, override string,
+	live *policyv1.Policy, refs *[]hubtemplate.Ref) (*policyv1.Policy, error) {
 	want := Replica(root, cluster, override)
-	failed, err := r.resolveTemplates(ctx, root, want, live, refs)
+	failed, err := r.resolveTemplates(ctx, src, root, want, live, refs)
 	if err != nil {
 		return nil, err
 	}

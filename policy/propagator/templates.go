@@ -45,6 +45,41 @@ func (s apiSource) Get(ctx context.Context, apiVersion, kind, ns, name string) (
 	return u, nil
 }
 
+// memoSource reads each object once per reconcile: a root resolved for a
+// thousand clusters reads its ConfigMap once, not a thousand times.
+type memoSource struct {
+	src  hubtemplate.Source
+	mu   sync.Mutex
+	seen map[string]memoEntry
+}
+
+type memoEntry struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+func newMemoSource(src hubtemplate.Source) *memoSource {
+	return &memoSource{src: src, seen: map[string]memoEntry{}}
+}
+
+func (m *memoSource) Get(ctx context.Context, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+	k := apiVersion + " " + refKey(kind, ns, name)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.seen[k]; ok {
+		if e.obj == nil {
+			return nil, e.err
+		}
+		return e.obj.DeepCopy(), e.err
+	}
+	obj, err := m.src.Get(ctx, apiVersion, kind, ns, name)
+	m.seen[k] = memoEntry{obj, err}
+	if obj == nil {
+		return nil, err
+	}
+	return obj.DeepCopy(), err
+}
+
 // templateRefs remembers which roots read which objects, to resolve them again
 // when one changes.
 type templateRefs struct {
@@ -101,7 +136,7 @@ func (t *templateRefs) readers(kind string) func(context.Context, client.Object)
 // gets the error in its hub-templates-error annotation, as OCM delivers it;
 // the errors are returned by template name. live is the current replica, whose
 // initialization vector is kept.
-func (r *Reconciler) resolveTemplates(ctx context.Context, root, want, live *policyv1.Policy, refs *[]hubtemplate.Ref) (map[string]string, error) {
+func (r *Reconciler) resolveTemplates(ctx context.Context, src hubtemplate.Source, root, want, live *policyv1.Policy, refs *[]hubtemplate.Ref) (map[string]string, error) {
 	any, needsKey := false, false
 	for _, t := range want.Spec.PolicyTemplates {
 		if t != nil && hubtemplate.HasTemplates(t.ObjectDefinition.Raw) {
@@ -117,7 +152,7 @@ func (r *Reconciler) resolveTemplates(ctx context.Context, root, want, live *pol
 	if err := r.Get(ctx, client.ObjectKey{Name: cluster}, &mc); err != nil {
 		return nil, fmt.Errorf("get ManagedCluster %s for its hub templates: %w", cluster, err)
 	}
-	opts := hubtemplate.Options{Namespace: root.Namespace, Cluster: &mc, Source: apiSource{r.apiReader}}
+	opts := hubtemplate.Options{Namespace: root.Namespace, Cluster: &mc, Source: src}
 	if needsKey {
 		key, err := r.encryptionKey(ctx, cluster)
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/internal/tolerant"
+	"flotilla.dev/flotilla/policy/propagator"
 )
 
 // WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns
@@ -179,6 +180,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("addons: %w", err)
+	}
+	if err := propagator.Setup(mgr, propagator.Options{}); err != nil {
+		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
 	var hooks []admissionregistrationv1.ValidatingWebhook

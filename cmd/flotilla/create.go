@@ -12,6 +12,7 @@ func newCreateCommand() *cobra.Command {
 	cmd.AddCommand(
 		newCreateWorkCommand(),
 		newCreatePlacementCommand(),
+		newCreatePolicyCommand(),
 	)
 	return cmd
 }

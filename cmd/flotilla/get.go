@@ -15,6 +15,7 @@ func newGetCommand() *cobra.Command {
 		newGetTokenCommand(),
 		newGetPlacementsCommand(),
 		newGetAddonsCommand(),
+		newGetPoliciesCommand(),
 	)
 	return cmd
 }

@@ -42,6 +42,7 @@ func newRootCommand() *cobra.Command {
 		newGetCommand(),
 		newCreateCommand(),
 		newDeleteCommand(),
+		newDescribeCommand(),
 		newHubCommand(), newKlusterletCommand(), newInitCommand(), newJoinCommand(), newAcceptCommand(), newUnjoinCommand(),
 		newClusterSetCommand(),
 		newAddonCommand(), newAddonAgentCommand(),

@@ -15,6 +15,9 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 )
 
 // New returns a scheme with the built-in Kubernetes types and all OCM hub types.
@@ -25,6 +28,7 @@ func New() *runtime.Scheme {
 		clusterv1.Install, clusterv1alpha1.Install, clusterv1beta1.Install, clusterv1beta2.Install,
 		workv1.Install, workv1alpha1.Install,
 		addonv1alpha1.Install, addonv1beta1.Install,
+		policyv1.AddToScheme, policyv1beta1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

@@ -206,7 +206,7 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	opts.progress("installing CRDs and their admission policies (OCM hub CRDs on the hub; ClusterClaim, AppliedManifestWork and policy CRDs on managed clusters)")
+	opts.progress("installing CRDs and their admission policies (OCM hub and governance CRDs on the hub; ClusterClaim, AppliedManifestWork and policy CRDs on managed clusters)")
 	for _, cp := range started {
 		if err := manifests.InstallCRDs(ctx, cp.Config, crdSets(cp.Name)...); err != nil {
 			return nil, fmt.Errorf("%s: %w", cp.Name, err)
@@ -292,7 +292,7 @@ func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Bi
 // crdSets are the CRD sets a control plane serves.
 func crdSets(name string) []string {
 	if name == hubName {
-		return []string{manifests.HubCRDs}
+		return []string{manifests.HubCRDs, manifests.PolicyCRDs}
 	}
 	sets := []string{manifests.KlusterletCRDs}
 	if _, err := manifests.CRDs(manifests.PolicyCRDs); err == nil {

@@ -19,8 +19,8 @@ import (
 
 	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
-	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/test/testenv"
 )
 

@@ -40,6 +40,7 @@ func Render(addon, cluster string, objs []runtime.Object, limit int, probe *fram
 	var deploy [][]workv1.Manifest
 	var hooks []workv1.Manifest
 	var hookOpts []workv1.ManifestConfigOption
+	var namespaces []workv1.OrphaningRule
 	size := 0
 	for i, o := range objs {
 		if o == nil {
@@ -68,6 +69,9 @@ func Render(addon, cluster string, objs []runtime.Object, limit int, probe *fram
 		if len(raw) > limit {
 			return out, fmt.Errorf("manifest %d (%s %s) is %d bytes, more than a ManifestWork holds (%d)", i, kind, acc.GetName(), len(raw), limit)
 		}
+		if kind == "Namespace" && o.GetObjectKind().GroupVersionKind().Group == "" {
+			namespaces = append(namespaces, workv1.OrphaningRule{Resource: "namespaces", Name: acc.GetName()})
+		}
 		if len(deploy) == 0 || size+len(raw) > limit {
 			deploy = append(deploy, nil)
 			size = 0
@@ -81,6 +85,11 @@ func Render(addon, cluster string, objs []runtime.Object, limit int, probe *fram
 			for _, f := range probe.Fields {
 				w.Spec.ManifestConfigs = append(w.Spec.ManifestConfigs, workv1.ManifestConfigOption{ResourceIdentifier: f.Resource, FeedbackRules: f.Rules})
 			}
+		}
+		if len(namespaces) > 0 {
+			// The install namespace is shared by addons: removing one leaves it.
+			w.Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeSelectivelyOrphan,
+				SelectivelyOrphan: &workv1.SelectivelyOrphan{OrphaningRules: namespaces}}
 		}
 		out.Deploy = append(out.Deploy, w)
 	}

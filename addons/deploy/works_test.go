@@ -66,3 +66,12 @@ func TestHookDone(t *testing.T) {
 	assert.True(t, HookDone(withValue(workv1.FeedbackValue{Name: "phase", Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Succeeded")}})))
 	assert.False(t, HookDone(withValue(workv1.FeedbackValue{Name: "phase", Value: workv1.FieldValue{Type: workv1.String, String: ptr.To("Running")}})))
 }
+
+func TestRenderOrphansNamespaces(t *testing.T) {
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "addons"}}
+	r, err := Render("a", "c1", []runtime.Object{ns, cm("one", 1)}, 1000, nil)
+	require.NoError(t, err)
+	require.NotNil(t, r.Deploy[0].Spec.DeleteOption)
+	assert.Equal(t, workv1.DeletePropagationPolicyTypeSelectivelyOrphan, r.Deploy[0].Spec.DeleteOption.PropagationPolicy)
+	assert.Equal(t, []workv1.OrphaningRule{{Resource: "namespaces", Name: "addons"}}, r.Deploy[0].Spec.DeleteOption.SelectivelyOrphan.OrphaningRules)
+}

@@ -53,10 +53,16 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for {
-		if err := framework.RenewLease(ctx, spoke, opts.Namespace, Name, opts.LeaseDuration); err != nil {
+		// Until the addon is enabled on the cluster its namespace and credential
+		// do not exist: say so quietly (a hosted agent starts before that).
+		if err := framework.RenewLease(ctx, spoke, opts.Namespace, Name, opts.LeaseDuration); apierrors.IsNotFound(err) {
+			log.V(2).Info("not enabled yet: no install namespace", "namespace", opts.Namespace)
+		} else if err != nil {
 			log.Error(err, "renew lease")
 		}
-		if err := copyOnce(ctx, spoke, opts); err != nil {
+		if err := copyOnce(ctx, spoke, opts); apierrors.IsNotFound(err) {
+			log.V(2).Info("not enabled yet: no hub credential", "error", err.Error())
+		} else if err != nil {
 			log.Error(err, "copy ConfigMaps from the hub")
 		}
 		select {

@@ -187,4 +187,3 @@ func rss() int64 {
 	_, _ = fmt.Sscan(string(data), &size, &res)
 	return res * int64(os.Getpagesize())
 }
-

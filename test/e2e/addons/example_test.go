@@ -135,4 +135,6 @@ func TestExampleAddon(t *testing.T) {
 	}, timeout, tick, "the work agent removes the agent's Deployment")
 	_, err = asAgent.CoreV1().ConfigMaps(cluster).List(ctx, metav1.ListOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "the old credential lost its rights: %v", err)
+	_, err = spoke(0).CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	assert.NoError(t, err, "the shared install namespace stays for other addons")
 }

@@ -214,6 +214,7 @@ func TestBadInputs(t *testing.T) {
 			good(t, cs, row.name)
 		})
 	}
+	t.Run("undecodable", func(t *testing.T) { testUndecodable(t, cs) })
 }
 
 // tryBad feeds row's bad input and checks its outcome; it returns the kind of

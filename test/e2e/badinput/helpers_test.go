@@ -32,7 +32,7 @@ import (
 const (
 	// handledWithin is how long a good object may take to be handled after a bad input.
 	handledWithin = 30 * time.Second
-	tick  = 200 * time.Millisecond
+	tick          = 200 * time.Millisecond
 	// cluster is the one managed cluster's name on the hub.
 	cluster = "spoke"
 )

@@ -252,5 +252,6 @@ func tryBad(t *testing.T, cs clients, row badInput) string {
 	}
 	require.NoError(t, err, "the bad input is admitted (and reported on its status)")
 	eventually(t, func(c *assert.CollectT) { row.status(c, cs.get(c, u)) }, "%s %s reports the problem on its status", u.GetKind(), key(u))
+	t.Logf("reported: %s", brief(conditions(cs.get(t, u))))
 	return u.GetKind()
 }

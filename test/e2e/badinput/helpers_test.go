@@ -126,8 +126,7 @@ func (cs clients) create(t *testing.T, objs []*unstructured.Unstructured) error 
 	return nil
 }
 
-// remove deletes u; an object that no Go client could decode, stored while
-// admission was off, may keep finalizers nobody removes: they are dropped.
+// remove deletes u (gone already is fine).
 func (cs clients) remove(t *testing.T, c client.Client, u *unstructured.Unstructured) {
 	ctx := context.Background()
 	if err := c.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {

@@ -32,7 +32,7 @@ func newClusterSetSetCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Set = args[0]
 			opts.Progress = cmd.OutOrStdout()
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func newClusterSetBindCommand() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Set = args[0]
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

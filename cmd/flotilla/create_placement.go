@@ -5,10 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/placement/ops"
-	"flotilla.dev/flotilla/hub/scheme"
 )
 
 // newCreatePlacementCommand is `flotilla create placement NAME`.
@@ -34,7 +32,7 @@ func newCreatePlacementCommand() *cobra.Command {
 			if cmd.Flags().Changed("number") {
 				opts.NumberOfClusters = &number
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -69,13 +67,4 @@ func parseLabels(kvs []string) (map[string]string, error) {
 		out[k] = v
 	}
 	return out, nil
-}
-
-// hubClient builds a client for the hub from a kubeconfig path and context.
-func hubClient(kubeconfig, kctx string) (client.Client, error) {
-	cfg, err := restConfig(kubeconfig, kctx)
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }

@@ -28,7 +28,7 @@ func newCreateWorkCommand() *cobra.Command {
 			if opts.Manifests, err = ops.LoadManifests(files...); err != nil {
 				return err
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ func newDeleteWorkCommand() *cobra.Command {
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
@@ -30,11 +28,7 @@ func newGetClustersCommand() *cobra.Command {
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			cfg, err := restConfig(kubeconfig, kctx)
-			if err != nil {
-				return err
-			}
-			c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func newGetPlacementsCommand() *cobra.Command {
 			if all {
 				opts.Namespace = ""
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

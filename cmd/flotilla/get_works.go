@@ -32,7 +32,7 @@ func newGetWorksCommand() *cobra.Command {
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/tolerant"
 )
 
 // restConfig loads a kubeconfig as kubectl and clusteradm do: the file at path
@@ -28,4 +33,32 @@ func restConfig(path, context string) (*rest.Config, error) {
 func addHubKubeconfigFlags(f *pflag.FlagSet, kubeconfig, context *string) {
 	f.StringVar(kubeconfig, "kubeconfig", "", "hub kubeconfig (default: $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(context, "context", "", "kubeconfig context")
+}
+
+// tolerantConfig wraps cfg so that the lists a command reads skip the objects
+// that cannot be decoded into their Go type (see internal/tolerant) instead of
+// failing whole: `flotilla get placements` still shows every good Placement.
+// Each skipped object is named once on warn.
+func tolerantConfig(cfg *rest.Config, warn io.Writer) (*rest.Config, error) {
+	f, err := tolerant.New(tolerant.Options{Scheme: scheme.New()})
+	if err != nil {
+		return nil, err
+	}
+	f.SetReporter(func(d tolerant.Dropped) {
+		fmt.Fprintf(warn, "warning: %s is not listed: it cannot be decoded (%v); fix or delete it with kubectl\n", d, d.Err)
+	})
+	return f.Wrap(cfg), nil
+}
+
+// hubClient is a client of the hub for the CLI's commands; lists skip
+// undecodable objects, naming each on warn (see tolerantConfig).
+func hubClient(kubeconfig, kctx string, warn io.Writer) (client.Client, error) {
+	cfg, err := restConfig(kubeconfig, kctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg, err = tolerantConfig(cfg, warn); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme.New()})
 }

@@ -33,7 +33,7 @@ func newAddonEnableCommand() *cobra.Command {
 			if o.Annotations, err = parseAnnotations(annotate); err != nil {
 				return err
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func newAddonDisableCommand() *cobra.Command {
   flotilla addon disable --names example --all-clusters`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

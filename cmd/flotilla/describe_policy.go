@@ -23,7 +23,7 @@ func newDescribePolicyCommand() *cobra.Command {
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

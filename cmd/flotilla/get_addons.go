@@ -29,7 +29,7 @@ func newGetAddonsCommand() *cobra.Command {
 			if len(args) == 1 {
 				o.Name = args[0]
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,7 @@ func newGetPoliciesCommand() *cobra.Command {
 			if all {
 				namespace = ""
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

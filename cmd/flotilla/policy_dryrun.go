@@ -13,12 +13,18 @@ func newPolicyDryrunCommand() *cobra.Command {
 	var output, kubeconfig string
 	cmd := &cobra.Command{
 		Use:   "dryrun -f POLICY.yaml [--from DIR|FILE]... | [--kubeconfig K]",
-		Short: "Evaluate ConfigurationPolicies against objects in YAML files, with no cluster",
+		Short: "Evaluate ConfigurationPolicies and Gatekeeper constraints against objects in YAML files, with no cluster",
 		Long: `Evaluates the ConfigurationPolicies in POLICY.yaml (also those wrapped in an OCM
 Policy's spec.policy-templates) against the objects read from --from files and
 folders (or from the live cluster of --kubeconfig, changing nothing), as the
 engine would on a cluster. Prints each template's compliance and
 message, the related objects, and what enforce would create, update or delete.
+
+Gatekeeper ConstraintTemplates and constraints in POLICY.yaml (plain, or in a
+Policy's policy-templates) are audited against the --from objects by
+Flotilla's own Rego engine, with no Gatekeeper: each violation's msg is
+printed with the object it is about (enforcementAction deny: NonCompliant;
+warn and dryrun: warnings).
 
 Exit code: 0 Compliant, 2 NonCompliant, 1 error.`,
 		Example: `  flotilla policy dryrun -f policy-namespace.yaml --from cluster-dump/
@@ -42,13 +48,7 @@ Exit code: 0 Compliant, 2 NonCompliant, 1 error.`,
 				return err
 			}
 			if code := dryrun.ExitCode(rep, nil); code != dryrun.ExitCompliant {
-				nc := 0
-				for _, p := range rep.Policies {
-					if p.Status.ComplianceState != "Compliant" {
-						nc++
-					}
-				}
-				return &exitError{code: code, err: fmt.Errorf("%d of %d ConfigurationPolicies are NonCompliant", nc, len(rep.Policies))}
+				return &exitError{code: code, err: fmt.Errorf("%d of %d policies and constraints are NonCompliant", rep.NonCompliant(), len(rep.Policies)+len(rep.Constraints))}
 			}
 			return nil
 		},

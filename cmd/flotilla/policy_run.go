@@ -14,9 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/policy/configpolicy"
+	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
 
 // policyRunOptions are the flags of `flotilla policy run`.
@@ -26,6 +31,7 @@ type policyRunOptions struct {
 	workers     int
 	metricsAddr string
 	installCRDs bool
+	gatekeeper  string
 }
 
 func newPolicyRunCommand() *cobra.Command {
@@ -52,7 +58,8 @@ name, and to create, update and delete them for enforce.`,
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the ConfigurationPolicies to run (default: all namespaces)")
 	cmd.Flags().IntVar(&o.workers, "workers", 4, "policies evaluated at once")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8383", "address serving Prometheus metrics at /metrics (empty: off)")
-	cmd.Flags().BoolVar(&o.installCRDs, "install-crds", false, "install or update the policy CRDs on the cluster first")
+	cmd.Flags().BoolVar(&o.installCRDs, "install-crds", false, "install or update the policy CRDs on the cluster first (and the ConstraintTemplate CRD where Gatekeeper is absent)")
+	cmd.Flags().StringVar(&o.gatekeeper, "gatekeeper-audit", "auto", "audit Gatekeeper ConstraintTemplates and constraints with Flotilla's own Rego engine: auto (when the cluster has no Gatekeeper), on, off")
 	return cmd
 }
 
@@ -86,11 +93,54 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 	if o.namespace != "" {
 		where = "namespace " + o.namespace
 	}
+	log := funcr.New(func(prefix, args string) { fmt.Fprintln(out, time.Now().UTC().Format(time.RFC3339), prefix, args) },
+		funcr.Options{})
+	audit, err := gatekeeperAudit(ctx, cfg, o.gatekeeper)
+	if err != nil {
+		return err
+	}
+	if audit {
+		_, err := live.Start(ctx, live.Options{Config: cfg, InstallTemplateCRD: o.installCRDs, Log: log})
+		switch {
+		case err == nil:
+			fmt.Fprintf(out, "==> auditing Gatekeeper constraints with Flotilla's Rego engine (no Gatekeeper on %s)\n", cfg.Host)
+		case o.gatekeeper == "on":
+			return fmt.Errorf("gatekeeper audit: %w", err)
+		default:
+			fmt.Fprintf(out, "==> not auditing Gatekeeper constraints: %v\n", err)
+		}
+	}
 	fmt.Fprintf(out, "==> running ConfigurationPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
 	return configpolicy.Run(ctx, configpolicy.Options{
 		Config: cfg, Namespace: o.namespace, Workers: o.workers,
 		Metrics: configpolicy.NewMetrics(reg),
-		Log: funcr.New(func(prefix, args string) { fmt.Fprintln(out, time.Now().UTC().Format(time.RFC3339), prefix, args) },
-			funcr.Options{}),
+		Log:     log,
 	})
+}
+
+// gatekeeperAudit decides whether Flotilla audits Gatekeeper constraints
+// itself: "auto" does when the cluster runs no Gatekeeper (its audit
+// Deployment in gatekeeper-system is absent), "on" always, "off" never.
+func gatekeeperAudit(ctx context.Context, cfg *rest.Config, mode string) (bool, error) {
+	switch mode {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	case "auto", "":
+	default:
+		return false, fmt.Errorf("--gatekeeper-audit %q: use auto, on or off", mode)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	_, err = kube.AppsV1().Deployments("gatekeeper-system").Get(ctx, "gatekeeper-audit", metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return false, nil
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		return true, nil
+	}
+	return false, fmt.Errorf("--gatekeeper-audit auto: cannot tell whether Gatekeeper runs: %w", err)
 }

@@ -45,3 +45,28 @@ func TestPolicyDryrunExitCodes(t *testing.T) {
 	_, _, code = runPolicyCLI(t, "policy", "dryrun", "-f", filepath.Join(td, "nist-namespace-missing", "policy.yaml"), "-o", "xml")
 	require.Equal(t, 1, code)
 }
+
+// `policy dryrun` audits Gatekeeper constraints offline, with the same exit
+// codes, and prints each violation's msg with its object.
+func TestPolicyDryrunGatekeeperExitCodes(t *testing.T) {
+	td := filepath.Join("..", "..", "policy", "configpolicy", "dryrun", "testdata")
+	run := func(c string) (string, int) {
+		out, _, code := runPolicyCLI(t, "policy", "dryrun", "-f", filepath.Join(td, c, "policy.yaml"),
+			"--from", filepath.Join(td, c, "objects.yaml"))
+		return out, code
+	}
+	out, code := run("gatekeeper-required-labels-in-policy")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, `v1 Namespace dev: missing required labels: ["owner"]`)
+
+	out, code = run("gatekeeper-allowed-repos-compliant")
+	require.Equal(t, 0, code, out)
+
+	out, code = run("gatekeeper-container-limits-warn")
+	require.Equal(t, 0, code, "warn is Compliant: %s", out)
+	require.Contains(t, out, "v1 Pod default/job: container run memory limit 1Gi is above 512Mi")
+
+	out, code = run("gatekeeper-broken-rego-and-external-data")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "rego does not parse: rego:5: rego_parse_error: unexpected } token")
+}

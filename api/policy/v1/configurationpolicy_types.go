@@ -137,6 +137,11 @@ type ConfigurationPolicySpec struct {
 	// ObjectTemplates are the objects to check.
 	// +optional
 	ObjectTemplates []ObjectTemplate `json:"object-templates,omitempty"`
+	// ObjectTemplatesRaw is a YAML list of object templates with
+	// managed-cluster templates ({{ ... }}: range, if, lookup...), resolved on
+	// the cluster before evaluation. Use it or object-templates, not both.
+	// +optional
+	ObjectTemplatesRaw string `json:"object-templates-raw,omitempty"`
 	// PruneObjectBehavior says what to delete when the policy is deleted; default None.
 	// +kubebuilder:default=None
 	// +optional

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
+	"flotilla.dev/flotilla/policy/gatekeeper"
 )
 
 // Options for Run.
@@ -36,16 +38,42 @@ type Report struct {
 	// Warnings name what was skipped or ignored in the policy file.
 	Warnings []string       `json:"warnings,omitempty"`
 	Policies []PolicyReport `json:"policies"`
+	// Constraints are the Gatekeeper constraints (and templates that do
+	// not compile), audited by Flotilla's Rego engine.
+	Constraints []ConstraintReport `json:"constraints,omitempty"`
 }
 
-// Compliant is true when every policy is Compliant.
+// Compliant is true when every policy and constraint is Compliant.
 func (r *Report) Compliant() bool {
+	return r.NonCompliant() == 0
+}
+
+// NonCompliant counts the policies and constraints that are not Compliant.
+func (r *Report) NonCompliant() int {
+	n := 0
 	for _, p := range r.Policies {
 		if p.Status.ComplianceState != policyv1.Compliant {
-			return false
+			n++
 		}
 	}
-	return true
+	for _, c := range r.Constraints {
+		if c.ComplianceState != policyv1.Compliant {
+			n++
+		}
+	}
+	return n
+}
+
+// ConstraintReport is one Gatekeeper constraint's audit, or a
+// ConstraintTemplate that does not compile (Name "ConstraintTemplate/NAME").
+type ConstraintReport struct {
+	// Name is "Kind/name".
+	Name              string                       `json:"name"`
+	EnforcementAction string                       `json:"enforcementAction,omitempty"`
+	ComplianceState   policyv1.ComplianceState     `json:"compliant"`
+	Message           string                       `json:"message"`
+	Audited           int                          `json:"audited"`
+	Violations        []gatekeeper.ObjectViolation `json:"violations,omitempty"`
 }
 
 // PolicyReport is one policy's evaluation.
@@ -89,15 +117,20 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			}
 		}
 	}
-	policies, warnings, err := ReadPolicies(opts.Stdin, opts.PolicyFile)
+	in, err := ReadInput(opts.Stdin, opts.PolicyFile)
 	if err != nil {
 		return nil, err
 	}
+	policies, warnings := in.Policies, in.Warnings
 	var cluster evaluate.Cluster
 	var live *configpolicy.Live
+	var objects []*unstructured.Unstructured
 	if opts.Cluster != nil {
 		if len(opts.From) > 0 {
 			return nil, fmt.Errorf("give either a cluster or --from files, not both")
+		}
+		if len(in.Templates)+len(in.Constraints) > 0 {
+			return nil, fmt.Errorf("%s holds Gatekeeper ConstraintTemplates or constraints: dryrun audits them against --from files; on a cluster, `flotilla policy run` audits them", opts.PolicyFile)
 		}
 		if live, err = configpolicy.NewLive(ctx, opts.Cluster); err != nil {
 			return nil, err
@@ -108,11 +141,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cluster, err = evaluate.NewObjects(objs...); err != nil {
+		held, err := evaluate.NewObjects(objs...)
+		if err != nil {
 			return nil, fmt.Errorf("objects: %w", err)
 		}
+		cluster, objects = held, held.All()
 	}
 	rep := &Report{Warnings: warnings}
+	if len(in.Templates)+len(in.Constraints) > 0 {
+		if rep.Constraints, err = audit(ctx, in.Templates, in.Constraints, objects); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range policies {
 		res := evaluate.Policy(p, cluster)
 		if live != nil {
@@ -154,4 +194,43 @@ func ExitCode(rep *Report, err error) int {
 	default:
 		return ExitNonCompliant
 	}
+}
+
+// audit runs the Gatekeeper constraints against objects: templates that do
+// not compile and constraints that do not parse are NonCompliant entries
+// with the error as message.
+func audit(ctx context.Context, templates, constraints, objects []*unstructured.Unstructured) ([]ConstraintReport, error) {
+	e := gatekeeper.NewEngine()
+	if err := e.Inventory().Replace(ctx, objects); err != nil {
+		return nil, fmt.Errorf("inventory: %w", err)
+	}
+	var out []ConstraintReport
+	broken := map[string]bool{}
+	for _, t := range templates {
+		if _, err := e.AddTemplate(ctx, t); err != nil {
+			broken[t.GetName()] = true
+			out = append(out, ConstraintReport{Name: "ConstraintTemplate/" + t.GetName(), ComplianceState: policyv1.NonCompliant, Message: err.Error()})
+		}
+	}
+	var parsed []*gatekeeper.Constraint
+	for _, c := range constraints {
+		pc, err := gatekeeper.ParseConstraint(c)
+		if err != nil {
+			out = append(out, ConstraintReport{Name: c.GetKind() + "/" + c.GetName(), ComplianceState: policyv1.NonCompliant, Message: err.Error()})
+			continue
+		}
+		parsed = append(parsed, pc)
+	}
+	snap, err := gatekeeper.Snapshot(objects)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range e.Audit(ctx, parsed, snap) {
+		state, msg := r.Compliance()
+		out = append(out, ConstraintReport{
+			Name: r.Constraint, EnforcementAction: r.Action, ComplianceState: state, Message: msg,
+			Audited: r.Audited, Violations: r.Violations,
+		})
+	}
+	return out, nil
 }

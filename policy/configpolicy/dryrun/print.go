@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"flotilla.dev/flotilla/policy/gatekeeper"
 )
 
 // Formats Print understands.
@@ -109,6 +111,28 @@ func PrintText(w io.Writer, rep *Report) error {
 			case a.Diff != "":
 				p.block(3, a.Diff)
 			}
+		}
+	}
+	for i, c := range rep.Constraints {
+		if i > 0 || len(rep.Policies) > 0 {
+			p.line(0, "")
+		}
+		head := c.Name
+		if c.EnforcementAction != "" {
+			head += fmt.Sprintf(" (%s)", c.EnforcementAction)
+		}
+		p.line(0, "Gatekeeper %s: %s", head, c.ComplianceState)
+		if len(c.Violations) == 0 {
+			p.line(1, "%s", c.Message)
+			continue
+		}
+		noun := "violations"
+		if c.EnforcementAction != gatekeeper.ActionDeny {
+			noun = "warnings"
+		}
+		p.line(1, "%s (%d in %d matching objects):", noun, len(c.Violations), c.Audited)
+		for _, v := range c.Violations {
+			p.line(2, "%s %s: %s", v.Object.APIVersion, v.Object, v.Message)
 		}
 	}
 	return p.err

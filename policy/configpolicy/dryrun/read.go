@@ -18,6 +18,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/fileinput"
 	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/policy/gatekeeper"
 )
 
 // readDocuments decodes every YAML or JSON document of data; `kind: List`
@@ -128,47 +129,87 @@ func expand(p string) ([]string, error) {
 	return files, err
 }
 
-// ReadPolicies reads the ConfigurationPolicies of a file: top-level ones and
-// those inside OCM Policies' spec.policy-templates (a Policy's
-// remediationAction, when set, overrides theirs, as on a cluster). Other
-// kinds are ignored. A file without any ConfigurationPolicy is an error.
-// Warnings name what was skipped or ignored: other policy kinds inside a
-// Policy, and fields the ConfigurationPolicy API does not have.
+// Input is what a policy file holds.
+type Input struct {
+	// Policies are the ConfigurationPolicies.
+	Policies []*policyv1.ConfigurationPolicy
+	// Templates and Constraints are Gatekeeper ConstraintTemplates and
+	// constraints, audited by Flotilla's own Rego engine.
+	Templates, Constraints []*unstructured.Unstructured
+	// Warnings name what was skipped or ignored.
+	Warnings []string
+}
+
+// ReadPolicies reads the ConfigurationPolicies of a file (see ReadInput); a
+// file without any is an error.
 func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.ConfigurationPolicy, warnings []string, err error) {
-	data, err := readFile(stdin, path, "policy files")
+	in, err := ReadInput(stdin, path)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(in.Policies) == 0 {
+		return nil, in.Warnings, fmt.Errorf("%s holds no ConfigurationPolicy (directly or in a Policy's policy-templates)", path)
+	}
+	return in.Policies, in.Warnings, nil
+}
+
+// ReadInput reads the policies of a file: ConfigurationPolicies and
+// Gatekeeper ConstraintTemplates and constraints, top-level or inside OCM
+// Policies' spec.policy-templates (a Policy's remediationAction, when set,
+// overrides its ConfigurationPolicies', as on a cluster; constraints keep
+// their enforcementAction). Other kinds are ignored. A file with none of
+// these is an error. Warnings name what was skipped or ignored: other policy
+// kinds inside a Policy, and fields the ConfigurationPolicy API does not have.
+func ReadInput(stdin io.Reader, path string) (*Input, error) {
+	data, err := readFile(stdin, path, "policy files")
+	if err != nil {
+		return nil, err
 	}
 	docs, err := readDocuments(path, data)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var out []*policyv1.ConfigurationPolicy
-	warn := func(format string, args ...any) { warnings = append(warnings, path+": "+fmt.Sprintf(format, args...)) }
+	in := &Input{}
+	warn := func(format string, args ...any) {
+		in.Warnings = append(in.Warnings, path+": "+fmt.Sprintf(format, args...))
+	}
 	for _, d := range docs {
 		switch {
 		case d.GetKind() == "ConfigurationPolicy":
 			p, err := toPolicy(d.Object, func(w string) { warn("ConfigurationPolicy %q: %s", d.GetName(), w) })
 			if err != nil {
-				return nil, warnings, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
+				return nil, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
 			}
-			out = append(out, p)
+			in.Policies = append(in.Policies, p)
+		case gatekeeper.IsTemplate(d):
+			in.Templates = append(in.Templates, d)
+		case gatekeeper.IsConstraint(d):
+			in.Constraints = append(in.Constraints, d)
 		case d.GetKind() == "Policy" && d.GroupVersionKind().Group == policyv1.GroupName:
 			action, _, _ := unstructured.NestedString(d.Object, "spec", "remediationAction")
 			if err := checkRemediationAction(action); err != nil {
-				return nil, warnings, fmt.Errorf("%s: Policy %q: %w", path, d.GetName(), err)
+				return nil, fmt.Errorf("%s: Policy %q: %w", path, d.GetName(), err)
 			}
 			templates, _, _ := unstructured.NestedSlice(d.Object, "spec", "policy-templates")
 			for j, t := range templates {
 				tm, _ := t.(map[string]any)
 				def, _ := tm["objectDefinition"].(map[string]any)
+				if def != nil {
+					if u := (&unstructured.Unstructured{Object: def}); gatekeeper.IsTemplate(u) {
+						in.Templates = append(in.Templates, u)
+						continue
+					} else if gatekeeper.IsConstraint(u) {
+						in.Constraints = append(in.Constraints, u)
+						continue
+					}
+				}
 				if def == nil || def["kind"] != "ConfigurationPolicy" {
-					warn("Policy %q policy-templates[%d]: kind %v is not a ConfigurationPolicy; skipped", d.GetName(), j, def["kind"])
+					warn("Policy %q policy-templates[%d]: kind %v is not a ConfigurationPolicy or a Gatekeeper object; skipped", d.GetName(), j, def["kind"])
 					continue
 				}
 				p, err := toPolicy(def, func(w string) { warn("Policy %q policy-templates[%d]: %s", d.GetName(), j, w) })
 				if err != nil {
-					return nil, warnings, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
+					return nil, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
 				}
 				if action != "" {
 					p.Spec.RemediationAction = policyv1.RemediationAction(action)
@@ -176,14 +217,14 @@ func ReadPolicies(stdin io.Reader, path string) (policies []*policyv1.Configurat
 				if p.Namespace == "" {
 					p.Namespace = d.GetNamespace()
 				}
-				out = append(out, p)
+				in.Policies = append(in.Policies, p)
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, warnings, fmt.Errorf("%s holds no ConfigurationPolicy (directly or in a Policy's policy-templates)", path)
+	if len(in.Policies) == 0 && len(in.Templates) == 0 && len(in.Constraints) == 0 {
+		return nil, fmt.Errorf("%s holds no ConfigurationPolicy and no Gatekeeper ConstraintTemplate or constraint (directly or in a Policy's policy-templates)", path)
 	}
-	return out, warnings, nil
+	return in, nil
 }
 
 // toPolicy decodes a ConfigurationPolicy. Fields the API does not know are

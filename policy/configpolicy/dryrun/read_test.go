@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 )
 
 // TestReadersAreBounded: /dev/zero, an endless standard input and a big file
@@ -46,4 +47,15 @@ func (zeros) Read(p []byte) (int, error) {
 		p[i] = 0
 	}
 	return len(p), nil
+}
+
+// Gatekeeper objects are audited offline only: with a live cluster, dryrun
+// says where to audit them instead of skipping them silently.
+func TestGatekeeperNeedsFromFiles(t *testing.T) {
+	_, err := Run(t.Context(), Options{
+		PolicyFile: filepath.Join("testdata", "gatekeeper-required-labels-in-policy", "policy.yaml"),
+		Cluster:    &rest.Config{Host: "https://127.0.0.1:1"},
+	})
+	require.EqualError(t, err, filepath.Join("testdata", "gatekeeper-required-labels-in-policy", "policy.yaml")+
+		" holds Gatekeeper ConstraintTemplates or constraints: dryrun audits them against --from files; on a cluster, `flotilla policy run` audits them")
 }

@@ -149,10 +149,20 @@ func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 		}
 		return nsCache, nsErr
 	}
-	for i := range p.Spec.ObjectTemplates {
-		t := &TemplateResult{Index: i}
+	list, err := expand(p, c)
+	if err != nil {
+		r.Templates = append(r.Templates, &TemplateResult{Index: 0, Error: err})
+		return r
+	}
+	for _, e := range list {
+		t := &TemplateResult{Index: e.index}
 		r.Templates = append(r.Templates, t)
-		t.evaluate(&p.Spec.ObjectTemplates[i], p.Spec.NamespaceSelector, c, selected)
+		if e.err != nil {
+			t.ComplianceType = e.ot.ComplianceType.Normalize()
+			t.Error = e.err
+			continue
+		}
+		t.evaluate(e.ot, p.Spec.NamespaceSelector, c, selected)
 		if !t.Mapping.GVK.Empty() {
 			r.Kinds = append(r.Kinds, t.Mapping.GVK)
 		}
@@ -175,9 +185,6 @@ func Template(ot *policyv1.ObjectTemplate) (*unstructured.Unstructured, error) {
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("objectDefinition is not an object: %w", err)
-	}
-	if strings.Contains(string(raw), "{{") {
-		return nil, fmt.Errorf("objectDefinition uses templates ({{ ... }}), which Flotilla does not resolve yet")
 	}
 	u := &unstructured.Unstructured{Object: m}
 	var missing []string

@@ -165,3 +165,27 @@ func (o *Objects) Namespaces() ([]Namespace, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
+
+// All returns every object held (namespaced objects given without a
+// namespace are in "default"), sorted by kind, namespace and name.
+func (o *Objects) All() []*unstructured.Unstructured {
+	keys := make([]objectKey, 0, len(o.objects))
+	for k := range o.objects {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.gk != b.gk {
+			return a.gk.String() < b.gk.String()
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
+	out := make([]*unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, o.objects[k])
+	}
+	return out
+}

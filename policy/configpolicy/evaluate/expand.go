@@ -1,0 +1,168 @@
+package evaluate
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy/templates"
+)
+
+// Annotations of a ConfigurationPolicy that change template handling.
+const (
+	// DisableTemplatesAnnotation "true" leaves {{ ... }} unresolved (compared literally).
+	DisableTemplatesAnnotation = "policy.open-cluster-management.io/disable-templates"
+	// HubTemplatesErrorAnnotation carries the hub's error resolving {{hub ... hub}}.
+	HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
+)
+
+// hubTemplatesMessage is upstream's message for hub templates left unresolved
+// when the hub recorded no error.
+const hubTemplatesMessage = "Error occurred while processing hub-templates, check the policy events for more details."
+
+// expanded is one object template after template resolution, with its index
+// in the policy (object-templates-raw: in the resolved list).
+type expanded struct {
+	index int
+	ot    *policyv1.ObjectTemplate
+	err   error
+}
+
+// expand resolves the policy's templates: object-templates-raw into a list
+// of object templates, and {{ ... }} in each objectDefinition. Templates
+// that call skipObject are left out. A policy-wide failure (unparsable
+// object-templates-raw, hub templates) is returned as err.
+func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
+	disabled, _ := strconv.ParseBool(p.GetAnnotations()[DisableTemplatesAnnotation])
+	hubErr := func() error {
+		msg := p.GetAnnotations()[HubTemplatesErrorAnnotation]
+		if msg == "" {
+			msg = hubTemplatesMessage
+		}
+		return &TemplateError{fmt.Errorf("%s", msg)}
+	}
+	list := p.Spec.ObjectTemplates
+	if raw := p.Spec.ObjectTemplatesRaw; raw != "" {
+		if len(list) > 0 {
+			return nil, &TemplateError{fmt.Errorf("spec.object-templates and spec.object-templates-raw are both set; use one")}
+		}
+		if templates.HasHub(raw) {
+			return nil, hubErr()
+		}
+		text := raw
+		if !disabled {
+			res, err := templates.Resolve(raw, reader{c})
+			if err != nil {
+				return nil, templateErr(err)
+			}
+			text = res.Text
+		}
+		var items []any
+		if err := yaml.Unmarshal([]byte(text), &items); err != nil {
+			return nil, &TemplateError{fmt.Errorf("object-templates-raw is not a YAML list of object templates after resolution: %w", err)}
+		}
+		typed, err := templates.Typed(items)
+		if err != nil {
+			return nil, &TemplateError{fmt.Errorf("object-templates-raw: %w", err)}
+		}
+		list = nil
+		for i, item := range typed.([]any) {
+			data, _ := json.Marshal(item)
+			if templates.Skipped(string(data)) {
+				continue
+			}
+			var ot policyv1.ObjectTemplate
+			if err := json.Unmarshal(data, &ot); err != nil {
+				return nil, &TemplateError{fmt.Errorf("object-templates-raw[%d]: %w", i, err)}
+			}
+			list = append(list, ot)
+		}
+		if len(list) == 0 {
+			return nil, nil
+		}
+	}
+	out := make([]expanded, 0, len(list))
+	for i := range list {
+		ot := &list[i]
+		raw := ot.ObjectDefinition.Raw
+		if raw == nil && ot.ObjectDefinition.Object != nil {
+			raw, _ = json.Marshal(ot.ObjectDefinition.Object)
+		}
+		e := expanded{index: i, ot: ot}
+		switch {
+		case disabled || !templates.Has(string(raw)):
+		case templates.HasHub(string(raw)):
+			e.err = hubErr()
+		default:
+			obj, skip, err := templates.ResolveJSON(raw, reader{c})
+			if err != nil {
+				e.err = templateErr(err)
+				break
+			}
+			if skip {
+				continue
+			}
+			data, _ := json.Marshal(obj)
+			cp := *ot
+			cp.ObjectDefinition = runtime.RawExtension{Raw: data}
+			e.ot = &cp
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// templateErr marks a parse error as the policy's (TemplateError); a
+// failure while executing (a missing Secret, say) may go away.
+func templateErr(err error) error {
+	if templates.IsParseError(err) {
+		return &TemplateError{err}
+	}
+	return err
+}
+
+// reader lets templates read a Cluster.
+type reader struct{ c Cluster }
+
+func (r reader) Get(gvk schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	m, err := r.c.Mapping(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Namespaced {
+		ns = ""
+	}
+	return r.c.Get(m, ns, name)
+}
+
+func (r reader) List(gvk schema.GroupVersionKind, ns string) ([]*unstructured.Unstructured, error) {
+	m, err := r.c.Mapping(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Namespaced || ns != "" {
+		if !m.Namespaced {
+			ns = ""
+		}
+		return r.c.List(m, ns)
+	}
+	all, err := r.c.Namespaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, n := range all {
+		objs, err := r.c.List(m, n.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}

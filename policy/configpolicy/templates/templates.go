@@ -1,0 +1,357 @@
+// Package templates resolves the managed-cluster templates of a
+// ConfigurationPolicy ({{ ... }} in an objectDefinition, or a whole
+// object-templates-raw list) against the cluster, as OCM's
+// config-policy-controller does: Go text/template with fromSecret,
+// fromConfigMap, fromClusterClaim, lookup, copySecretData,
+// copyConfigMapData, base64enc, base64dec, toInt, toBool, indent,
+// autoindent, skipObject and a set of string functions.
+//
+// The template is executed on YAML text (an objectDefinition is converted
+// from JSON first), so a value written as '{{ ... }}' receives the result in
+// place; toInt, toBool, copySecretData and copyConfigMapData put a number,
+// a boolean or a map where the quoted template was.
+package templates
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// Reader reads the cluster for lookups.
+type Reader interface {
+	// Get returns the object, nil when it does not exist.
+	Get(gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
+	// List returns the objects of a kind in namespace ("" every namespace
+	// or a cluster-scoped kind).
+	List(gvk schema.GroupVersionKind, namespace string) ([]*unstructured.Unstructured, error)
+}
+
+// Has reports whether text holds a managed-cluster template.
+func Has(text string) bool { return strings.Contains(text, "{{") }
+
+// HasHub reports whether text still holds a hub template ({{hub ... hub}}),
+// which the hub should have resolved.
+func HasHub(text string) bool { return strings.Contains(text, "{{hub") }
+
+// markers carry typed values through the YAML text.
+const (
+	markerPrefix = "__flotilla_tmpl_"
+	markerInt    = markerPrefix + "int__:"
+	markerBool   = markerPrefix + "bool__:"
+	markerJSON   = markerPrefix + "json__:"
+	// markerSkip marks an object template that called skipObject.
+	markerSkip = markerPrefix + "skip__"
+)
+
+// Skipped reports whether resolved text (an object template, or its
+// objectDefinition) called skipObject.
+func Skipped(text string) bool { return strings.Contains(text, markerSkip) }
+
+// Result is a resolved template.
+type Result struct {
+	// Text is the resolved YAML. An object template in it that called
+	// skipObject (with no argument or a true one) holds a marker: see Skipped.
+	Text string
+}
+
+// Resolve executes text (YAML) against r.
+func Resolve(text string, r Reader) (*Result, error) {
+	res := &Result{}
+	funcs := functions(r)
+	// autoindent is rewritten to indent by expandAutoindent where it ends a
+	// template on its line; elsewhere it leaves the text as it is.
+	funcs["autoindent"] = func(s string) string { return s }
+	text = expandAutoindent(text)
+	tmpl, err := template.New("tmpl").Option("missingkey=zero").Funcs(funcs).Parse(text)
+	if err != nil {
+		return nil, &parseError{fmt.Errorf("failed to parse the template: %w", err)}
+	}
+	var out bytes.Buffer
+	if err := tmpl.Execute(&out, nil); err != nil {
+		return nil, fmt.Errorf("failed to resolve the template: %w", err)
+	}
+	res.Text = out.String()
+	return res, nil
+}
+
+// ResolveJSON resolves the templates of a JSON objectDefinition and returns
+// the resolved object.
+func ResolveJSON(raw []byte, r Reader) (map[string]any, bool, error) {
+	y, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err := Resolve(string(y), r)
+	if err != nil {
+		return nil, false, err
+	}
+	if Skipped(res.Text) {
+		return nil, true, nil
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(res.Text), &m); err != nil {
+		return nil, false, fmt.Errorf("the resolved template is not valid YAML: %w", err)
+	}
+	out, err := Typed(m)
+	if err != nil {
+		return nil, false, err
+	}
+	return out.(map[string]any), false, nil
+}
+
+// Typed replaces the markers toInt, toBool and copy*Data left in string
+// values by the values they stand for.
+func Typed(v any) (any, error) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			t, err := Typed(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = t
+		}
+		return x, nil
+	case []any:
+		for i, e := range x {
+			t, err := Typed(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = t
+		}
+		return x, nil
+	case string:
+		switch {
+		case strings.HasPrefix(x, markerInt):
+			return strconv.ParseInt(strings.TrimPrefix(x, markerInt), 10, 64)
+		case strings.HasPrefix(x, markerBool):
+			return strconv.ParseBool(strings.TrimPrefix(x, markerBool))
+		case strings.HasPrefix(x, markerJSON):
+			var out any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(x, markerJSON)), &out); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
+	}
+	return v, nil
+}
+
+var autoindentRE = regexp.MustCompile(`(?m)^([ \t-]*)(.*?)\{\{([^{}]*?)\|\s*autoindent\s*\}\}`)
+
+// expandAutoindent turns "| autoindent" into "| indent N" where N is the
+// column the template starts at, so a multi-line value lines up under its
+// key. (Upstream does the same: autoindent indents by the template's column.)
+func expandAutoindent(text string) string {
+	return autoindentRE.ReplaceAllStringFunc(text, func(m string) string {
+		loc := strings.Index(m, "{{")
+		prefix := m[:loc]
+		col := len(prefix)
+		body := autoindentRE.FindStringSubmatch(m)[3]
+		return prefix + "{{" + body + "| indent " + strconv.Itoa(col) + " | trimPrefix \"" + strings.Repeat(" ", col) + "\" }}"
+	})
+}
+
+func functions(r Reader) template.FuncMap {
+	get := func(gvk schema.GroupVersionKind, ns, name, what string) (*unstructured.Unstructured, error) {
+		obj, err := r.Get(gvk, ns, name)
+		if err != nil {
+			return nil, err
+		}
+		if obj == nil {
+			return nil, fmt.Errorf("%s %q not found in namespace %q", what, name, ns)
+		}
+		return obj, nil
+	}
+	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
+	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	claim := schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterClaim"}
+	jsonMarker := func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", err
+		}
+		return markerJSON + string(b), nil
+	}
+	return template.FuncMap{
+		"fromSecret": func(ns, name, key string) (string, error) {
+			s, err := get(secret, ns, name, "secret")
+			if err != nil {
+				return "", err
+			}
+			v, _, _ := unstructured.NestedString(s.Object, "data", key)
+			return v, nil
+		},
+		"fromConfigMap": func(ns, name, key string) (string, error) {
+			cm, err := get(configMap, ns, name, "configmap")
+			if err != nil {
+				return "", err
+			}
+			v, _, _ := unstructured.NestedString(cm.Object, "data", key)
+			return v, nil
+		},
+		"fromClusterClaim": func(name string) (string, error) {
+			c, err := get(claim, "", name, "clusterclaim")
+			if err != nil {
+				return "", err
+			}
+			v, _, _ := unstructured.NestedString(c.Object, "spec", "value")
+			return v, nil
+		},
+		"lookup": func(apiVersion, kind, ns, name string) (map[string]any, error) {
+			gv, err := schema.ParseGroupVersion(apiVersion)
+			if err != nil {
+				return nil, err
+			}
+			gvk := gv.WithKind(kind)
+			if name == "" {
+				list, err := r.List(gvk, ns)
+				if err != nil {
+					return nil, err
+				}
+				items := make([]any, 0, len(list))
+				for _, o := range list {
+					items = append(items, o.Object)
+				}
+				return map[string]any{"items": items}, nil
+			}
+			obj, err := r.Get(gvk, ns, name)
+			if err != nil {
+				return nil, err
+			}
+			if obj == nil {
+				return map[string]any{}, nil
+			}
+			return obj.Object, nil
+		},
+		"copySecretData": func(ns, name string) (string, error) {
+			s, err := get(secret, ns, name, "secret")
+			if err != nil {
+				return "", err
+			}
+			d, _, _ := unstructured.NestedMap(s.Object, "data")
+			return jsonMarker(d)
+		},
+		"copyConfigMapData": func(ns, name string) (string, error) {
+			cm, err := get(configMap, ns, name, "configmap")
+			if err != nil {
+				return "", err
+			}
+			d, _, _ := unstructured.NestedMap(cm.Object, "data")
+			return jsonMarker(d)
+		},
+		"base64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"base64dec": func(s string) (string, error) {
+			b, err := base64.StdEncoding.DecodeString(s)
+			return string(b), err
+		},
+		"toInt": func(v any) (string, error) {
+			switch x := v.(type) {
+			case int, int64, int32:
+				return fmt.Sprintf("%s%d", markerInt, x), nil
+			case float64:
+				return fmt.Sprintf("%s%d", markerInt, int64(x)), nil
+			case string:
+				n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+				if err != nil {
+					return "", fmt.Errorf("toInt: %q is not an integer", x)
+				}
+				return fmt.Sprintf("%s%d", markerInt, n), nil
+			}
+			return "", fmt.Errorf("toInt: %v is not an integer", v)
+		},
+		"toBool": func(v any) (string, error) {
+			switch x := v.(type) {
+			case bool:
+				return fmt.Sprintf("%s%t", markerBool, x), nil
+			case string:
+				b, err := strconv.ParseBool(strings.TrimSpace(x))
+				if err != nil {
+					return "", fmt.Errorf("toBool: %q is not a boolean", x)
+				}
+				return fmt.Sprintf("%s%t", markerBool, b), nil
+			}
+			return "", fmt.Errorf("toBool: %v is not a boolean", v)
+		},
+		"indent": func(n int, s string) string {
+			pad := strings.Repeat(" ", n)
+			return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+		},
+		"skipObject": func(args ...any) (string, error) {
+			skip := true
+			if len(args) == 1 {
+				b, ok := args[0].(bool)
+				if !ok {
+					return "", fmt.Errorf("skipObject: the argument must be a boolean")
+				}
+				skip = b
+			} else if len(args) > 1 {
+				return "", fmt.Errorf("skipObject takes at most one argument")
+			}
+			if skip {
+				return markerSkip, nil
+			}
+			return "", nil
+		},
+		// String functions (a subset of sprig's).
+		"lower":      strings.ToLower,
+		"upper":      strings.ToUpper,
+		"trim":       strings.TrimSpace,
+		"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
+		"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
+		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
+		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
+		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
+		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
+		"split":      func(sep, s string) []string { return strings.Split(s, sep) },
+		"join": func(sep string, v any) (string, error) {
+			switch x := v.(type) {
+			case []string:
+				return strings.Join(x, sep), nil
+			case []any:
+				parts := make([]string, len(x))
+				for i, e := range x {
+					parts[i] = fmt.Sprint(e)
+				}
+				return strings.Join(parts, sep), nil
+			}
+			return "", fmt.Errorf("join: %T is not a list", v)
+		},
+		"quote": func(s string) string { return strconv.Quote(s) },
+		"default": func(def, v any) any {
+			if v == nil || v == "" || v == 0 || v == false {
+				return def
+			}
+			return v
+		},
+		"fail":     func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) },
+		"toString": func(v any) string { return fmt.Sprint(v) },
+		"toLiteral": func(v any) (string, error) {
+			return jsonMarker(v)
+		},
+	}
+}
+
+type parseError struct{ err error }
+
+func (e *parseError) Error() string { return e.err.Error() }
+func (e *parseError) Unwrap() error { return e.err }
+
+// IsParseError reports whether err says the template text itself is wrong
+// (as opposed to a failure while executing it, such as a missing Secret).
+func IsParseError(err error) bool {
+	var pe *parseError
+	return errors.As(err, &pe)
+}

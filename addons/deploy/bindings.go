@@ -48,14 +48,15 @@ func (r *Reconciler) isOtherCluster(ctx context.Context, cluster string) func(st
 		if ns == cluster {
 			return false
 		}
-		err := r.Get(ctx, types.NamespacedName{Name: ns}, &clusterv1.ManagedCluster{})
+		err := r.reader.Get(ctx, types.NamespacedName{Name: ns}, &clusterv1.ManagedCluster{})
 		return !apierrors.IsNotFound(err) // unreadable counts as another cluster's: refuse
 	}
 }
 
-// bindingName names the i-th binding of addon.
-func bindingName(addon string, i int) string {
-	return fmt.Sprintf("%s:%d", ocm.AddonRoleName(addon), i)
+// bindingName names the i-th binding of addon's agent on cluster (one per
+// cluster, so clusters sharing a namespace never overwrite each other's).
+func bindingName(addon, cluster string, i int) string {
+	return fmt.Sprintf("%s:%s:%d", ocm.AddonRoleName(addon), cluster, i)
 }
 
 // bind makes the addon's bindings on its cluster exactly want (nil: none).
@@ -67,7 +68,7 @@ func (r *Reconciler) bind(ctx context.Context, mca *addonv1alpha1.ManagedCluster
 		if ns == "" {
 			ns = mca.Namespace
 		}
-		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: bindingName(mca.Name, i), Namespace: ns}}
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: bindingName(mca.Name, mca.Namespace, i), Namespace: ns}}
 		keep[types.NamespacedName{Namespace: ns, Name: rb.Name}] = true
 		ref := b.RoleRef
 		ref.APIGroup = rbacv1.GroupName

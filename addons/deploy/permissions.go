@@ -3,6 +3,7 @@ package deploy
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,4 +66,64 @@ func RoleBinding(addon, cluster string) *rbacv1.RoleBinding {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ocm.AddonRoleName(addon)},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.AddonClusterGroup(cluster, addon)}},
 	}
+}
+
+// controlling are the hub resources whose write lets a holder deliver to
+// clusters, decide where things go, or change who may do what. A role bound to
+// an addon agent (AddOnTemplate hubPermissions, Go addons' bindings) never
+// writes them; a subresource such as policies/status is judged on its own.
+var controlling = map[string]bool{
+	"manifestworks": true, "manifestworkreplicasets": true, "placements": true, "placementdecisions": true,
+	"policies": true, "placementbindings": true, "policysets": true, "managedclusteraddons": true,
+	"addondeploymentconfigs": true, "roles": true, "rolebindings": true, "serviceaccounts": true,
+	"serviceaccounts/token": true, "pods": true, "pods/exec": true, "deployments": true,
+}
+
+var readOnly = []string{"get", "list", "watch"}
+
+// protectedRole says why a role may not be bound to an addon agent by name:
+// the Kubernetes and OCM/Flotilla system roles (the hub's own role among them:
+// the hub can bind any role whose rules it holds). Empty when it may.
+func protectedRole(kind, name string) string {
+	if kind != "ClusterRole" {
+		return ""
+	}
+	for _, p := range []string{"system:", "open-cluster-management:", "flotilla"} {
+		if strings.HasPrefix(name, p) {
+			return fmt.Sprintf("ClusterRole %q is a system role (prefix %q)", name, p)
+		}
+	}
+	switch name {
+	case "cluster-admin", "admin", "edit":
+		return fmt.Sprintf("ClusterRole %q administers or edits a namespace", name)
+	}
+	return ""
+}
+
+// CheckGrantable says what is wrong with binding a role with these rules to an
+// addon agent: what CheckPermissions refuses, any right on Secrets, and any
+// write of a controlling resource. nil when fine.
+func CheckGrantable(kind, name string, rules []rbacv1.PolicyRule) error {
+	if why := protectedRole(kind, name); why != "" {
+		return fmt.Errorf("%s: an addon agent may not hold it", why)
+	}
+	if err := CheckPermissions(rules); err != nil {
+		return fmt.Errorf("%s %q: %w", kind, name, err)
+	}
+	for i, r := range rules {
+		for _, res := range r.Resources {
+			if res == "secrets" {
+				return fmt.Errorf("%s %q rule %d grants rights on secrets: an addon agent gets hub credentials only through its own registration", kind, name, i)
+			}
+			if !controlling[res] {
+				continue
+			}
+			for _, v := range r.Verbs {
+				if !slices.Contains(readOnly, v) {
+					return fmt.Errorf("%s %q rule %d lets the agent %s %s: an addon agent never writes what decides delivery, placement, policy or rights on the hub", kind, name, i, v, res)
+				}
+			}
+		}
+	}
+	return nil
 }

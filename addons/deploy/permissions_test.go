@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"flotilla.dev/flotilla/addons/framework"
@@ -75,6 +76,43 @@ func TestCheckBindings(t *testing.T) {
 			} else {
 				assert.ErrorContains(t, err, tc.bad)
 			}
+		})
+	}
+}
+
+func TestCheckGrantable(t *testing.T) {
+	rule := func(res string, verbs ...string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: []string{"x"}, Resources: []string{res}, Verbs: verbs}
+	}
+	tests := []struct {
+		name  string
+		kind  string
+		role  string
+		rules []rbacv1.PolicyRule
+		want  string
+	}{
+		{"reads configmaps", "ClusterRole", "reader", []rbacv1.PolicyRule{rule("configmaps", "get", "list", "watch")}, ""},
+		{"reads works", "ClusterRole", "reader", []rbacv1.PolicyRule{rule("manifestworks", "get", "list")}, ""},
+		{"writes policy status", "Role", "status", []rbacv1.PolicyRule{rule("policies/status", "update", "patch")}, ""},
+		{"the hub's own role", "ClusterRole", "open-cluster-management:flotilla-hub", nil, "system role"},
+		{"a kubernetes system role", "ClusterRole", "system:controller:job-controller", nil, "system role"},
+		{"edit", "ClusterRole", "edit", nil, "administers or edits"},
+		{"creates works", "ClusterRole", "w", []rbacv1.PolicyRule{rule("manifestworks", "create")}, "create manifestworks"},
+		{"patches placement decisions", "Role", "p", []rbacv1.PolicyRule{rule("placementdecisions", "get", "patch")}, "patch placementdecisions"},
+		{"writes rolebindings", "Role", "rb", []rbacv1.PolicyRule{rule("rolebindings", "create")}, "create rolebindings"},
+		{"reads secrets", "ClusterRole", "s", []rbacv1.PolicyRule{rule("secrets", "get")}, "secrets"},
+		{"wildcard", "ClusterRole", "all", []rbacv1.PolicyRule{rule("*", "get")}, "wildcard"},
+		{"escalates", "Role", "esc", []rbacv1.PolicyRule{rule("roles", "escalate")}, "escalate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckGrantable(tt.kind, tt.role, tt.rules)
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -98,6 +99,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	mca.Status.Registrations = Registrations(mca.Namespace, mca.Name, opts.Registration)
 	if opts.Registration != nil {
 		facts.PermissionErr = r.grant(ctx, &mca, opts.Registration)
+	} else if err := r.revoke(ctx, &mca); err != nil {
+		errs = append(errs, err)
 	}
 
 	// Phase: manifests.
@@ -152,9 +155,14 @@ func (r *Reconciler) grant(ctx context.Context, mca *addonv1alpha1.ManagedCluste
 	if err == nil {
 		err = CheckBindings(mca.Namespace, reg.Bindings, r.isOtherCluster(ctx, mca.Namespace))
 	}
+	if err == nil {
+		err = r.checkBound(ctx, mca.Namespace, reg.Bindings)
+	}
 	if err != nil {
-		// Take back what an earlier, acceptable registration granted.
-		_ = client.IgnoreNotFound(r.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: RoleBinding(mca.Name, mca.Namespace).ObjectMeta}))
+		// Take back everything an earlier, acceptable registration granted.
+		if rerr := r.revoke(ctx, mca); rerr != nil {
+			return errors.Join(err, rerr)
+		}
 		return err
 	}
 	role, binding := Role(mca.Name, mca.Namespace, rules), RoleBinding(mca.Name, mca.Namespace)
@@ -358,4 +366,70 @@ func firstOf(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// revoke removes every hub right granted to addon's agent on its cluster: the
+// Role and RoleBinding of its declared permissions and its extra bindings.
+func (r *Reconciler) revoke(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) error {
+	errs := []error{
+		client.IgnoreNotFound(r.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: RoleBinding(mca.Name, mca.Namespace).ObjectMeta})),
+		client.IgnoreNotFound(r.Delete(ctx, &rbacv1.Role{ObjectMeta: Role(mca.Name, mca.Namespace, nil).ObjectMeta})),
+		r.bind(ctx, mca, nil),
+	}
+	return errors.Join(errs...)
+}
+
+// GrantLabel on a hub namespace lets addon agents be granted rights there
+// (AddOnTemplate SingleNamespace hubPermissions, Go addons' bindings): an
+// admin opts a namespace in; a cluster's own namespace needs no label.
+const GrantLabel = "addon.flotilla.dev/hub-permissions"
+
+// checkBound reads, from the apiserver (never a cache), each namespace and role
+// the bindings name: a namespace other than the cluster's own must be opted in
+// with GrantLabel and must not be a cluster namespace; the role must be
+// grantable (CheckGrantable).
+func (r *Reconciler) checkBound(ctx context.Context, cluster string, bindings []framework.RoleBinding) error {
+	for i, b := range bindings {
+		ns := b.Namespace
+		if ns == "" {
+			ns = cluster
+		}
+		if ns != cluster {
+			var n corev1.Namespace
+			if err := r.reader.Get(ctx, types.NamespacedName{Name: ns}, &n); err != nil {
+				return fmt.Errorf("hub permission %d: namespace %s: %w", i, ns, err)
+			}
+			if n.Labels[ocm.ClusterNameLabel] != "" {
+				return fmt.Errorf("hub permission %d names namespace %s, a managed cluster's: an addon agent of cluster %s gets no rights there", i, ns, cluster)
+			}
+			if n.Labels[GrantLabel] != "true" {
+				return fmt.Errorf("hub permission %d names namespace %s, which is not open to addon agents: an admin opts it in with label %s=true", i, ns, GrantLabel)
+			}
+		}
+		if why := protectedRole(b.RoleRef.Kind, b.RoleRef.Name); why != "" {
+			return fmt.Errorf("hub permission %d: %s: an addon agent may not hold it", i, why)
+		}
+		var rules []rbacv1.PolicyRule
+		switch b.RoleRef.Kind {
+		case "ClusterRole":
+			var cr rbacv1.ClusterRole
+			if err := r.reader.Get(ctx, types.NamespacedName{Name: b.RoleRef.Name}, &cr); err != nil {
+				return fmt.Errorf("hub permission %d: ClusterRole %s: %w", i, b.RoleRef.Name, err)
+			}
+			if cr.AggregationRule != nil {
+				return fmt.Errorf("hub permission %d: ClusterRole %s aggregates other roles: its rights can grow behind the check; bind a plain role", i, b.RoleRef.Name)
+			}
+			rules = cr.Rules
+		default:
+			var role rbacv1.Role
+			if err := r.reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.RoleRef.Name}, &role); err != nil {
+				return fmt.Errorf("hub permission %d: Role %s/%s: %w", i, ns, b.RoleRef.Name, err)
+			}
+			rules = role.Rules
+		}
+		if err := CheckGrantable(b.RoleRef.Kind, b.RoleRef.Name, rules); err != nil {
+			return fmt.Errorf("hub permission %d: %w", i, err)
+		}
+	}
+	return nil
 }

@@ -31,6 +31,8 @@ type Options struct {
 // ManagedClusterAddOn asks for them.
 type Reconciler struct {
 	client.Client
+	// reader reads without a cache: rights are checked against what the apiserver holds.
+	reader   client.Reader
 	registry *framework.Registry
 	limit    int
 }
@@ -43,7 +45,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
-	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, limit: opts.ManifestLimit}
+	r := &Reconciler{Client: mgr.GetClient(), reader: mgr.GetAPIReader(), registry: opts.Registry, limit: opts.ManifestLimit}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("addon-deploy").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

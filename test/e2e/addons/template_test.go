@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +14,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/addons/deploy"
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
 )
@@ -102,4 +105,74 @@ func TestTemplateAddon(t *testing.T) {
 	for _, b := range bindings.Items {
 		assert.NotEqual(t, "nosy", b.Labels["open-cluster-management.io/addon-name"], "nothing bound for nosy: %s/%s", b.Namespace, b.Name)
 	}
+}
+
+// An AddOnTemplate author cannot make the hub bind a role it holds itself (the
+// hub's own ClusterRole), a role that writes ManifestWorks, or any role in a
+// namespace an admin did not open to addon agents; a namespace opted in with
+// the label takes a harmless role.
+func TestTemplateHubPermissionsRefused(t *testing.T) {
+	ctx := context.Background()
+	require.NoError(t, hubCli.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "work-writer"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"work.open-cluster-management.io"}, Resources: []string{"manifestworks"}, Verbs: []string{"create"}}}}))
+	t.Cleanup(func() {
+		_ = hubCli.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "work-writer"}})
+	})
+	require.NoError(t, hubCli.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cm-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list"}}}}))
+	t.Cleanup(func() { _ = hubCli.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cm-reader"}}) })
+	for _, ns := range []string{"team-closed", "team-open"} {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if ns == "team-open" {
+			n.Labels = map[string]string{deploy.GrantLabel: "true"}
+		}
+		require.NoError(t, hubCli.Create(ctx, n))
+	}
+
+	tests := []struct {
+		addon string
+		perm  addonv1alpha1.HubPermissionConfig
+		want  string
+	}{
+		{"grab-hub-role", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingCurrentCluster,
+			CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: "open-cluster-management:flotilla-hub"}}, "system role"},
+		{"grab-work", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingCurrentCluster,
+			CurrentCluster: &addonv1alpha1.CurrentClusterBindingConfig{ClusterRoleName: "work-writer"}}, "create manifestworks"},
+		{"grab-team", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingSingleNamespace,
+			SingleNamespace: &addonv1alpha1.SingleNamespaceBindingConfig{Namespace: "team-closed", RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "cm-reader"}}}, "not open to addon agents"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addon, func(t *testing.T) {
+			templateAddon(t, tt.addon, tt.perm)
+			_, err := ops.Enable(ctx, hubCli, ops.EnableOptions{Names: []string{tt.addon}, Clusters: []string{"cluster1"}})
+			require.NoError(t, err)
+			t.Cleanup(func() { disable(t, "cluster1", tt.addon) })
+			refused := eventuallyCondition(t, "cluster1", tt.addon, addonv1alpha1.ManagedClusterAddOnRegistrationApplied, metav1.ConditionFalse)
+			assert.Contains(t, refused.Message, tt.want)
+			var bindings rbacv1.RoleBindingList
+			require.NoError(t, hubCli.List(ctx, &bindings))
+			for _, b := range bindings.Items {
+				assert.NotEqual(t, tt.addon, b.Labels["open-cluster-management.io/addon-name"], "nothing bound: %s/%s", b.Namespace, b.Name)
+			}
+		})
+	}
+
+	// Opted in, a harmless role is bound there, for cluster1's agent only.
+	templateAddon(t, "team-reader", addonv1alpha1.HubPermissionConfig{Type: addonv1alpha1.HubPermissionsBindingSingleNamespace,
+		SingleNamespace: &addonv1alpha1.SingleNamespaceBindingConfig{Namespace: "team-open", RoleRef: rbacv1.RoleRef{Kind: "ClusterRole", Name: "cm-reader"}}})
+	_, err := ops.Enable(ctx, hubCli, ops.EnableOptions{Names: []string{"team-reader"}, Clusters: []string{"cluster1"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { disable(t, "cluster1", "team-reader") })
+	require.Eventually(t, func() bool {
+		var bindings rbacv1.RoleBindingList
+		if err := hubCli.List(ctx, &bindings, client.InNamespace("team-open")); err != nil {
+			return false
+		}
+		for _, b := range bindings.Items {
+			if b.Labels["open-cluster-management.io/addon-name"] == "team-reader" && b.RoleRef.Name == "cm-reader" {
+				return true
+			}
+		}
+		return false
+	}, timeout, tick, "the opted-in namespace gets the binding")
 }

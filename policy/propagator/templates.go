@@ -42,6 +42,11 @@ func (s apiSource) Get(ctx context.Context, apiVersion, kind, ns, name string) (
 	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		return nil, err
 	}
+	// A cluster-scoped kind ignores the namespace it was asked in: a template
+	// confined to the policy's namespace never reads it.
+	if ns != "" && u.GetNamespace() != ns {
+		return nil, fmt.Errorf("%s %q is cluster-scoped: hub templates read only objects in the policy's namespace %s", kind, name, ns)
+	}
 	return u, nil
 }
 

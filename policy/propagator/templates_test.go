@@ -180,3 +180,21 @@ func TestHubTemplatesFollowClusterLabelsAndClaims(t *testing.T) {
 		assert.Empty(c, e)
 	}, timeout, tick)
 }
+
+// lookup of a cluster-scoped kind (which would ignore the policy's namespace)
+// is refused: a policy author reads only objects of the policy's namespace.
+func TestHubTemplateLookupConfinedToNamespace(t *testing.T) {
+	s := newScope(t, "scoped")
+	s.clusters("prod", "scoped-1")
+	s.placement("prod", "prod")
+	s.policy("peek", func(p *policyv1.Policy) {
+		p.Spec.PolicyTemplates[0].ObjectDefinition = templated("peek-cfg", `{{hub (lookup "v1" "Namespace" "" "kube-system").metadata.uid hub}}`)
+	})
+	s.binding("peek", "prod", policies("peek"))
+	s.eventuallyReplicas("peek", "scoped-1")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v, e := s.templateValue("peek", "scoped-1")
+		assert.Contains(c, v, "{{hub", "left unresolved")
+		assert.Contains(c, e, `Namespace "kube-system" is cluster-scoped`)
+	}, timeout, tick)
+}

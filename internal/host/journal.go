@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 )
 
 // Kinds of change.
@@ -81,6 +82,11 @@ func Open(path string) (*Journal, error) {
 		return j, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	// Undo acts as root on what the journal says: never on a journal someone
+	// else could have written.
+	if err := trusted(path); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(data, j); err != nil {
@@ -162,3 +168,22 @@ func (j *Journal) Undo() error {
 
 // Path is the journal's file.
 func (j *Journal) Path() string { return j.path }
+
+// trusted refuses a journal (or its folder) that is not owned by this user or
+// that group or others may write.
+func trusted(path string) error {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && int(st.Uid) != os.Geteuid() {
+			return fmt.Errorf("%s belongs to user %d, not to this user (%d): refusing to undo the host changes it records; check who wrote it", p, st.Uid, os.Geteuid())
+		}
+		if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return fmt.Errorf("%s is writable by group or others (mode %v): refusing to undo the host changes it records; chmod go-w it after checking its contents", p, fi.Mode().Perm())
+		}
+	}
+	return nil
+}

@@ -64,3 +64,24 @@ func TestUnescapeMount(t *testing.T) {
 	assert.Equal(t, "/a b/c", unescapeMount(`/a\040b/c`))
 	assert.Equal(t, "/plain", unescapeMount("/plain"))
 }
+
+// dev down undoes, as root, what the journal records: a journal others could
+// have written is refused before anything is read from it.
+func TestJournalRefusesAWritableFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "host.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"changes":[]}`), 0o644))
+	require.NoError(t, os.Chmod(path, 0o666))
+	_, err := Open(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "writable by group or others")
+
+	require.NoError(t, os.Chmod(path, 0o644))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	_, err = Open(path)
+	require.Error(t, err, "a folder others may write is refused too")
+
+	require.NoError(t, os.Chmod(dir, 0o700))
+	_, err = Open(path)
+	require.NoError(t, err)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -65,7 +66,10 @@ func runWithCredential(ctx context.Context, addon string, o AgentOptions, body f
 		t := time.NewTicker(o.LeaseDuration / 5)
 		defer t.Stop()
 		for {
-			if err := framework.RenewLease(ctx, spoke, o.Namespace, addon, o.LeaseDuration); err != nil && ctx.Err() == nil {
+			// The install namespace comes with the addon's manifests.
+			if err := framework.RenewLease(ctx, spoke, o.Namespace, addon, o.LeaseDuration); apierrors.IsNotFound(err) {
+				o.Log.V(1).Info("not renewing the lease yet", "reason", err.Error())
+			} else if err != nil && ctx.Err() == nil {
 				o.Log.Error(err, "renew lease")
 			}
 			select {

@@ -184,3 +184,61 @@ func TestFrameworkCredentialRefusals(t *testing.T) {
 	forbidden(c.Status().Patch(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "policies.policy-namespace", Namespace: "cluster2"}},
 		client.RawPatch(types.MergePatchType, []byte(`{"status":{"compliant":"Compliant"}}`))), "write cluster2's replica status")
 }
+
+// TestDependencies: a template whose policy depends on another policy being
+// Compliant is not created and reports Pending (on the hub replica too) until
+// the dependency is Compliant; an ignorePending template does not hold the
+// policy Pending.
+func TestDependencies(t *testing.T) {
+	ctx := context.Background()
+	ns := "deps"
+	require.NoError(t, hubCli.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, hubCli.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}))
+	require.NoError(t, hubCli.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns},
+		Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}}))
+	tpl := func(name, nsName string) runtime.RawExtension {
+		return runtime.RawExtension{Raw: []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy",
+ "metadata":{"name":"` + name + `"},"spec":{"remediationAction":"inform",
+  "object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + nsName + `"}}}]}}`)}
+	}
+	base := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "base", Namespace: ns},
+		Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: tpl("base-ns", "gov-dep")}}}}
+	user := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "user", Namespace: ns},
+		Spec: policyv1.PolicySpec{
+			Dependencies:    []policyv1.PolicyDependency{{TypeMeta: metav1.TypeMeta{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy"}, Name: "base", Compliance: policyv1.Compliant}},
+			PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: tpl("user-ns", "gov-dep")}}}}
+	relaxed := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "relaxed", Namespace: ns},
+		Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{
+			{ObjectDefinition: tpl("relaxed-wait", "gov-dep"), IgnorePending: true, ExtraDependencies: []policyv1.PolicyDependency{
+				{TypeMeta: metav1.TypeMeta{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy"}, Name: "base", Compliance: policyv1.Compliant}}},
+			{ObjectDefinition: tpl("relaxed-default", "default")}}}}
+	for _, p := range []*policyv1.Policy{base, user, relaxed} {
+		require.NoError(t, hubCli.Create(ctx, p))
+		require.NoError(t, hubCli.Create(ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "b-" + p.Name, Namespace: ns},
+			PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "all"},
+			Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: p.Name}}}))
+	}
+	eventuallyReplica(t, "cluster1", ns+".base", policyv1.NonCompliant)
+	rep := eventuallyReplica(t, "cluster1", ns+".user", policyv1.Pending)
+	require.NotEmpty(t, rep.Status.Details[0].History)
+	assert.Contains(t, rep.Status.Details[0].History[0].Message, "Pending; dependencies not satisfied: Policy base is NonCompliant, not Compliant")
+	sc := spokeCli(t, 0)
+	assert.True(t, apierrors.IsNotFound(sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "user-ns"}, &policyv1.ConfigurationPolicy{})),
+		"a template waiting on its dependencies is not created")
+	// ignorePending: the other template decides.
+	var relaxedRep policyv1.Policy
+	require.Eventually(t, func() bool {
+		return hubCli.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: ns + ".relaxed"}, &relaxedRep) == nil &&
+			relaxedRep.Status.ComplianceState == policyv1.Compliant && len(relaxedRep.Status.Details) == 2 &&
+			relaxedRep.Status.Details[0].ComplianceState == policyv1.Pending
+	}, timeout, tick, "relaxed policy: %+v", relaxedRep.Status)
+
+	// The dependency becomes Compliant: the template is created and evaluated.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationAction":"enforce"}}`))
+	require.NoError(t, hubCli.Patch(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "base", Namespace: ns}}, patch))
+	eventuallyReplica(t, "cluster1", ns+".base", policyv1.Compliant)
+	rep = eventuallyReplica(t, "cluster1", ns+".user", policyv1.Compliant)
+	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "Compliant"), "%v", rep.Status.Details[0].History)
+	require.NoError(t, sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "user-ns"}, &policyv1.ConfigurationPolicy{}))
+}

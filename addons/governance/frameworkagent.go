@@ -159,7 +159,9 @@ func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) erro
 			return nil
 		}
 		if err := y.sync(ctx, key); err != nil {
-			if ctx.Err() == nil {
+			if apierrors.IsConflict(err) {
+				o.Log.V(1).Info("sync policy again: it changed meanwhile", "policy", key)
+			} else if ctx.Err() == nil {
 				o.Log.Error(err, "sync policy", "policy", key)
 			}
 			y.queue.AddRateLimited(key)
@@ -347,7 +349,8 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			len(cur.OwnerReferences) != 1 || cur.OwnerReferences[0].UID != local.UID {
 			upd := cur.DeepCopy()
 			upd.Spec, upd.Labels, upd.OwnerReferences = want.Spec, labels, []metav1.OwnerReference{owner}
-			if err := y.spoke.Update(ctx, upd); err != nil {
+			// A merge patch: the engine's status writes do not conflict with it.
+			if err := y.spoke.Patch(ctx, upd, client.MergeFrom(&cur)); err != nil {
 				return nil, fmt.Errorf("update ConfigurationPolicy %s/%s: %w", y.ns, name, err)
 			}
 		}
@@ -415,14 +418,14 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 	if !equality.Semantic.DeepEqual(local.Status.ComplianceState, want.ComplianceState) || !equality.Semantic.DeepEqual(local.Status.Details, want.Details) {
 		upd := local.DeepCopy()
 		upd.Status.ComplianceState, upd.Status.Details = want.ComplianceState, want.Details
-		if err := y.spoke.Status().Update(ctx, upd); err != nil {
+		if err := y.spoke.Status().Patch(ctx, upd, client.MergeFrom(local)); err != nil {
 			return fmt.Errorf("write the status of policy %s/%s on the managed cluster: %w", y.ns, local.Name, err)
 		}
 	}
 	if !equality.Semantic.DeepEqual(rep.Status.ComplianceState, want.ComplianceState) || !equality.Semantic.DeepEqual(rep.Status.Details, want.Details) {
 		upd := rep.DeepCopy()
 		upd.Status.ComplianceState, upd.Status.Details = want.ComplianceState, want.Details
-		if err := y.hub.Status().Update(ctx, upd); err != nil {
+		if err := y.hub.Status().Patch(ctx, upd, client.MergeFrom(rep)); err != nil {
 			return fmt.Errorf("write the status of replica %s/%s on the hub: %w", y.ns, rep.Name, err)
 		}
 	}

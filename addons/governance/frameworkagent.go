@@ -23,6 +23,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
 // RunFrameworkAgent runs the governance-policy-framework agent until ctx
@@ -298,6 +299,15 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
 			continue
 		}
+		if msg := u.GetAnnotations()[hubtemplate.ErrorAnnotation]; msg != "" {
+			// The hub could not resolve its templates: report it, create nothing.
+			if err := y.deleteTemplate(ctx, name); err != nil {
+				return nil, err
+			}
+			y.event(ctx, local, name, policyv1.NonCompliant, HubTemplateErrorPrefix+msg)
+			states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
+			continue
+		}
 		st := TemplateState{Name: name, IgnorePending: t.IgnorePending}
 		var deps []Dependency
 		for _, d := range append(append([]policyv1.PolicyDependency(nil), local.Spec.Dependencies...), t.ExtraDependencies...) {
@@ -358,6 +368,18 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 	}
 	return states, y.pruneTemplates(ctx, local.Name, keep)
 }
+
+func (y *syncer) deleteTemplate(ctx context.Context, name string) error {
+	obj := &policyv1.ConfigurationPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: y.ns}}
+	if err := y.spoke.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// HubTemplateErrorPrefix starts the message of a template the hub could not
+// resolve, as the hub writes it on the replica (and OCM's framework reports it).
+const HubTemplateErrorPrefix = "NonCompliant; violation - Error occurred while processing hub-templates: "
 
 // compliance is the current state of a dependency on the managed cluster.
 func (y *syncer) compliance(ctx context.Context, d policyv1.PolicyDependency, rootNs string) policyv1.ComplianceState {

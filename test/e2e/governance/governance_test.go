@@ -242,3 +242,42 @@ func TestDependencies(t *testing.T) {
 	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "Compliant"), "%v", rep.Status.Details[0].History)
 	require.NoError(t, sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "user-ns"}, &policyv1.ConfigurationPolicy{}))
 }
+
+// TestHubTemplateError: a template the hub could not resolve is not created on
+// the managed cluster; the spoke reports the hub's error as the template's
+// newest history entry, NonCompliant, beside the template that resolved,
+// without the hub and the spoke taking turns rewriting the status.
+func TestHubTemplateError(t *testing.T) {
+	ctx := context.Background()
+	ns := "hubtpl"
+	require.NoError(t, hubCli.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, hubCli.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}))
+	require.NoError(t, hubCli.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns},
+		Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}}))
+	bad := `{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"from-missing"},
+ "spec":{"remediationAction":"inform","object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"Namespace",
+ "metadata":{"name":"{{hub fromConfigMap \"\" \"missing\" \"key\" hub}}"}}}]}}`
+	good := `{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"plain"},
+ "spec":{"remediationAction":"inform","object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default"}}}]}}`
+	p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "tpl", Namespace: ns}, Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{
+		{ObjectDefinition: runtime.RawExtension{Raw: []byte(bad)}}, {ObjectDefinition: runtime.RawExtension{Raw: []byte(good)}}}}}
+	require.NoError(t, hubCli.Create(ctx, p))
+	require.NoError(t, hubCli.Create(ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: ns},
+		PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "all"},
+		Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: p.Name}}}))
+	var rep policyv1.Policy
+	require.Eventually(t, func() bool {
+		return hubCli.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: ns + ".tpl"}, &rep) == nil && len(rep.Status.Details) == 2 &&
+			rep.Status.Details[1].ComplianceState == policyv1.Compliant
+	}, timeout, tick, "spoke report with both templates: %+v", rep.Status)
+	assert.Equal(t, policyv1.NonCompliant, rep.Status.ComplianceState)
+	require.NotEmpty(t, rep.Status.Details[0].History)
+	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, governance.HubTemplateErrorPrefix), rep.Status.Details[0].History[0].Message)
+	sc := spokeCli(t, 0)
+	assert.True(t, apierrors.IsNotFound(sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "from-missing"}, &policyv1.ConfigurationPolicy{})))
+	// Settled: the status stays as the spoke wrote it.
+	rv := rep.ResourceVersion
+	require.NoError(t, hubCli.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: ns + ".tpl"}, &rep))
+	assert.Len(t, rep.Status.Details, 2, "the hub rewrote the spoke's report (resourceVersion %s -> %s)", rv, rep.ResourceVersion)
+}

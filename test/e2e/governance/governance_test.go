@@ -9,10 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +67,16 @@ func TestGovernanceRoundTrip(t *testing.T) {
 	require.NoError(t, hubCli.Create(ctx, binding))
 
 	replica := rootNs + "." + root.Name
+	// Both agents of both clusters report their lease through their klusterlet.
+	for _, cluster := range []string{"cluster1", "cluster2"} {
+		for _, addon := range []string{governance.FrameworkName, governance.ConfigPolicyName} {
+			require.Eventually(t, func() bool {
+				var m addonv1alpha1.ManagedClusterAddOn
+				return hubCli.Get(ctx, client.ObjectKey{Namespace: cluster, Name: addon}, &m) == nil &&
+					meta.IsStatusConditionTrue(m.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable)
+			}, timeout, tick, "%s/%s never Available", cluster, addon)
+		}
+	}
 	for i, cluster := range []string{"cluster1", "cluster2"} {
 		sc := spokeCli(t, i)
 		// Copied to the spoke, its template created and owned by the copy.

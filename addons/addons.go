@@ -16,6 +16,7 @@ import (
 	"flotilla.dev/flotilla/addons/deploy"
 	"flotilla.dev/flotilla/addons/example"
 	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/addons/governance"
 	"flotilla.dev/flotilla/addons/install"
 )
 
@@ -27,9 +28,10 @@ type Options struct {
 	ManifestLimit int
 }
 
-// Shipped is the registry of the addons Flotilla ships.
+// Shipped is the registry of the addons Flotilla ships: example and the two
+// governance addons (governance-policy-framework, config-policy-controller).
 func Shipped() *framework.Registry {
-	r, err := framework.NewRegistry(example.Addon{})
+	r, err := framework.NewRegistry(example.Addon{}, governance.Framework{}, governance.ConfigPolicy{})
 	if err != nil {
 		panic(err) // a shipped addon is invalid: a programming error caught by every test
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os/signal"
 	"syscall"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"flotilla.dev/flotilla/addons/example"
+	"flotilla.dev/flotilla/addons/governance"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -17,7 +19,9 @@ import (
 // works deliver, or as processes next to the klusterlets (`flotilla dev`).
 func newAddonAgentCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "addon-agent", Short: "Run the agent of an addon Flotilla ships"}
-	cmd.AddCommand(newExampleAgentCommand())
+	cmd.AddCommand(newExampleAgentCommand(),
+		newGovernanceAgentCommand(governance.FrameworkName, "Run the policy framework agent (spec, template and status sync of the cluster's policies)", governance.RunFrameworkAgent),
+		newGovernanceAgentCommand(governance.ConfigPolicyName, "Run the ConfigurationPolicy engine on the managed cluster", governance.RunConfigPolicyAgent))
 	return cmd
 }
 
@@ -47,6 +51,36 @@ func newExampleAgentCommand() *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&kctx, "context", "", "kubeconfig context")
 	f.DurationVar(&o.Interval, "interval", 10*time.Second, "time between rounds")
+	f.DurationVar(&o.LeaseDuration, "lease-duration", 60*time.Second, "duration written on the Lease (stale after 5x)")
+	return cmd
+}
+
+func newGovernanceAgentCommand(name, short string, run func(context.Context, governance.AgentOptions) error) *cobra.Command {
+	var (
+		o                governance.AgentOptions
+		kubeconfig, kctx string
+	)
+	cmd := &cobra.Command{
+		Use:   name + " --cluster-name NAME",
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := restConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.SpokeConfig = cfg
+			o.Log = klog.Background()
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return run(klog.NewContext(ctx, o.Log), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name on the hub (required)")
+	f.StringVar(&o.Namespace, "namespace", ocm.DefaultAddonInstallNamespace, "install namespace (its Lease and hub credential Secret)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
 	f.DurationVar(&o.LeaseDuration, "lease-duration", 60*time.Second, "duration written on the Lease (stale after 5x)")
 	return cmd
 }

@@ -264,14 +264,23 @@ func templateErrorStatus(failed map[string]string, now metav1.Time) policyv1.Pol
 }
 
 // sameTemplateErrors reports whether a replica's status already reports
-// exactly these template errors.
+// these template errors: NonCompliant, and each failed template's newest
+// history entry is its error. The spoke's own report (which also lists the
+// templates that resolved) qualifies, so the hub and the spoke never take
+// turns rewriting it.
 func sameTemplateErrors(st policyv1.PolicyStatus, want policyv1.PolicyStatus) bool {
-	if st.ComplianceState != want.ComplianceState || len(st.Details) != len(want.Details) {
+	if st.ComplianceState != want.ComplianceState {
 		return false
 	}
-	for i, d := range want.Details {
-		got := st.Details[i]
-		if got == nil || got.TemplateMeta.Name != d.TemplateMeta.Name || len(got.History) == 0 || got.History[0].Message != d.History[0].Message {
+	got := map[string]*policyv1.DetailsPerTemplate{}
+	for _, d := range st.Details {
+		if d != nil {
+			got[d.TemplateMeta.Name] = d
+		}
+	}
+	for _, d := range want.Details {
+		g := got[d.TemplateMeta.Name]
+		if g == nil || len(g.History) == 0 || g.History[0].Message != d.History[0].Message {
 			return false
 		}
 	}

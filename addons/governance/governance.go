@@ -1,0 +1,168 @@
+// Package governance is the spoke side of governance, delivered as the two
+// addons OCM names: governance-policy-framework (spec sync, template sync and
+// status sync between the cluster's replica policies on the hub and the
+// managed cluster) and config-policy-controller (the ConfigurationPolicy
+// engine on the managed cluster).
+//
+// Each agent is a flotilla subcommand (`flotilla addon-agent <addon>`) with
+// its own hub credential from addon registration. The framework agent's hub
+// rights are confined to its cluster namespace: read Policies, write their
+// status. The config-policy-controller's credential has no hub rights; it
+// only authenticates.
+package governance
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"flotilla.dev/flotilla/addons/framework"
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/manifests"
+)
+
+const (
+	// FrameworkName is OCM's name of the policy framework addon.
+	FrameworkName = "governance-policy-framework"
+	// ConfigPolicyName is OCM's name of the configuration policy addon.
+	ConfigPolicyName = "config-policy-controller"
+	// DefaultImage runs the agents when delivered as Deployments.
+	DefaultImage = "ghcr.io/flotilla-dev/flotilla:latest"
+	// PolicyLabel on a template names the replica policy that carries it.
+	PolicyLabel = policyv1.GroupName + "/policy"
+)
+
+// FrameworkHubRules are the framework agent's hub rights, in its cluster
+// namespace only: read the replicas, write their status.
+var FrameworkHubRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies/status"}, Verbs: []string{"get", "update", "patch"}},
+}
+
+// Framework is the governance-policy-framework addon.
+type Framework struct {
+	// Image of the agent Deployment. Default DefaultImage.
+	Image string
+}
+
+// ConfigPolicy is the config-policy-controller addon.
+type ConfigPolicy struct {
+	// Image of the agent Deployment. Default DefaultImage.
+	Image string
+}
+
+var (
+	_ framework.Addon = Framework{}
+	_ framework.Addon = ConfigPolicy{}
+)
+
+// Name implements framework.Addon.
+func (Framework) Name() string { return FrameworkName }
+
+// Name implements framework.Addon.
+func (ConfigPolicy) Name() string { return ConfigPolicyName }
+
+// Options implements framework.Addon.
+func (Framework) Options() framework.Options {
+	return framework.Options{
+		DisplayName:  "Policy Framework",
+		Description:  "Syncs the cluster's replica policies from the hub, creates their templates and reports their compliance to the hub",
+		Registration: &framework.Registration{Permissions: FrameworkHubRules},
+		Health:       framework.Health{Mode: framework.HealthLease},
+	}
+}
+
+// Options implements framework.Addon.
+func (ConfigPolicy) Options() framework.Options {
+	return framework.Options{
+		DisplayName:  "Config Policy Addon",
+		Description:  "Evaluates and enforces ConfigurationPolicies on the managed cluster",
+		Registration: &framework.Registration{},
+		Health:       framework.Health{Mode: framework.HealthLease},
+	}
+}
+
+// Manifests implements framework.Addon: the Policy CRD, the agent's
+// ServiceAccount and rights on the managed cluster, and its Deployment.
+func (a Framework) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "create"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "patch"}},
+		{APIGroups: []string{policyv1.GroupName}, Resources: []string{"*"}, Verbs: []string{"*"}},
+	}
+	return agentManifests(FrameworkName, a.Image, cluster, mca, "policies", rules, "")
+}
+
+// Manifests implements framework.Addon: the ConfigurationPolicy CRD, the
+// agent's ServiceAccount (bound to cluster-admin: an enforced policy may
+// create any object, as with OCM's controller) and its Deployment.
+func (a ConfigPolicy) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	return agentManifests(ConfigPolicyName, a.Image, cluster, mca, "configurationpolicies", nil, "cluster-admin")
+}
+
+func agentManifests(addon, image string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, crdPlural string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
+	ns := mca.Status.Namespace
+	if ns == "" {
+		ns = ocm.DefaultAddonInstallNamespace
+	}
+	if image == "" {
+		image = DefaultImage
+	}
+	crds, err := manifests.CRDs(manifests.PolicyCRDs)
+	if err != nil {
+		return nil, err
+	}
+	name := addon + "-agent"
+	labels := map[string]string{"app": name}
+	var objs []runtime.Object
+	for _, crd := range crds {
+		if crd.Name == crdPlural+"."+policyv1.GroupName {
+			crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+			objs = append(objs, crd)
+		}
+	}
+	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}
+	cr := name
+	if clusterRole != "" {
+		cr = clusterRole
+	} else {
+		objs = append(objs, &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:" + name}, Rules: rules})
+		cr = "open-cluster-management:" + name
+	}
+	objs = append(objs,
+		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: cr},
+			Subjects:   []rbacv1.Subject{sa}},
+		&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{ocm.AddonHubKubeconfigSecret(addon)}, Verbs: []string{"get"}},
+				{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
+			}},
+		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects: []rbacv1.Subject{sa}},
+		&appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{ServiceAccountName: name, Containers: []corev1.Container{{
+						Name: "agent", Image: image,
+						Args: []string{"addon-agent", addon, "--cluster-name", cluster.Name, "--namespace", ns},
+					}}},
+				},
+			}},
+	)
+	return objs, nil
+}

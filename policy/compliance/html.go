@@ -57,7 +57,8 @@ type heatView struct {
 
 type heatColumn struct {
 	Name string
-	X    int
+	// X is the column's left edge; LabelX its centre, where the name is written.
+	X, LabelX int
 }
 
 type heatRow struct {
@@ -83,7 +84,7 @@ func newHTMLView(r *Report) htmlView {
 	col := map[string]int{}
 	for i, c := range r.Clusters {
 		col[c] = i
-		v.Heat.Columns = append(v.Heat.Columns, heatColumn{Name: c, X: rowLabelW + i*cellSize + cellSize/2})
+		v.Heat.Columns = append(v.Heat.Columns, heatColumn{Name: c, X: rowLabelW + i*cellSize, LabelX: rowLabelW + i*cellSize + cellSize/2})
 	}
 	for i := range r.Standards {
 		s := &r.Standards[i]

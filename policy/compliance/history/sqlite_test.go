@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +36,31 @@ func TestSQLiteRefuses(t *testing.T) {
 	}
 	if _, err := history.OpenSQLite(ctx, filepath.Join(t.TempDir(), "missing-dir", "x.db")); err == nil {
 		t.Error("OpenSQLite in a missing directory succeeded, want an error")
+	}
+}
+
+// A database written by a newer flotilla (a schema version this one does not
+// know) is refused with a message saying to upgrade, not silently used.
+func TestSQLiteRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "compliance.db")
+	s, err := history.OpenSQLite(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_migrations (version, applied_us) VALUES (99, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := history.OpenSQLite(ctx, path); err == nil || !strings.Contains(err.Error(), "upgrade flotilla") {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("OpenSQLite(schema 99) err = %v, want a refusal saying to upgrade", err)
 	}
 }

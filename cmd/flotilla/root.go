@@ -46,6 +46,7 @@ func newRootCommand() *cobra.Command {
 		newHubCommand(), newKlusterletCommand(), newInitCommand(), newJoinCommand(), newAcceptCommand(), newUnjoinCommand(),
 		newClusterSetCommand(),
 		newAddonCommand(), newAddonAgentCommand(),
+		newComplianceCommand(),
 	)
 	return root
 }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"flotilla.dev/flotilla/policy/compliance"
+)
+
+// newComplianceCommand is `flotilla compliance`, reports on the fleet's
+// compliance by standard, family and control.
+func newComplianceCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compliance",
+		Short: "Compliance reports by standard, family and control (NIST SP 800-53, NIST-CSF, ...)",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newComplianceReportCommand())
+	return cmd
+}
+
+// newComplianceReportCommand is `flotilla compliance report`.
+func newComplianceReportCommand() *cobra.Command {
+	var (
+		kubeconfig, kctx, output string
+		filter                   compliance.Filter
+		render                   compliance.RenderOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Report each control's compliance per cluster, from the policies' standards/categories/controls annotations",
+		Example: `  flotilla compliance report
+  flotilla compliance report --standard "NIST SP 800-53" --control AC-6
+  flotilla compliance report --by cluster --clusters east,west
+  flotilla compliance report -o html > report.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := render.Validate(output); err != nil {
+				return err
+			}
+			c, err := hubClient(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			r, err := compliance.Load(cmd.Context(), c, filter, time.Now())
+			if err != nil {
+				return err
+			}
+			return compliance.Render(cmd.OutOrStdout(), output, r, render)
+		},
+	}
+	f := cmd.Flags()
+	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
+	f.StringVar(&filter.Standard, "standard", "", `only this standard (e.g. "NIST SP 800-53", NIST-CSF; spellings are normalised)`)
+	f.StringVar(&filter.Control, "control", "", "only this control and its enhancements (AC-6), or family (AC)")
+	f.StringSliceVar(&filter.Clusters, "clusters", nil, "only these clusters (comma-separated)")
+	f.StringVar(&render.By, "by", compliance.ByControl, "rows per control or per cluster (table and json)")
+	f.StringVarP(&output, "output", "o", compliance.FormatTable, "output format: table, csv, json or html")
+	return cmd
+}

@@ -1,0 +1,20 @@
+package history
+
+// migrations are the schema, applied in order; migration i (from 1) is
+// recorded in schema_migrations once applied. Never edit a released
+// migration: append a new one. The SQL is common to SQLite and PostgreSQL.
+var migrations = []string{
+	// 1: the events. An event is unique on all its fields, so recording it
+	// twice keeps one row. Times are UTC microseconds since the epoch.
+	`CREATE TABLE compliance_events (
+		policy   TEXT   NOT NULL,
+		template TEXT   NOT NULL,
+		cluster  TEXT   NOT NULL,
+		state    TEXT   NOT NULL,
+		message  TEXT   NOT NULL,
+		time_us  BIGINT NOT NULL,
+		UNIQUE (policy, template, cluster, time_us, state, message)
+	);
+	CREATE INDEX compliance_events_cluster ON compliance_events (cluster, time_us);
+	CREATE INDEX compliance_events_time ON compliance_events (time_us);`,
+}

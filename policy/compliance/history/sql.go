@@ -1,0 +1,150 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"flotilla.dev/flotilla/policy/compliance"
+)
+
+// sqlStore is the Store over database/sql shared by the SQL databases; rebind
+// turns the "?" placeholders its queries use into the database's own.
+type sqlStore struct {
+	db     *sql.DB
+	rebind func(string) string
+	name   string // for errors: "sqlite /path/to/file"
+}
+
+var _ Store = (*sqlStore)(nil)
+
+// migrate creates schema_migrations and applies the migrations not yet
+// recorded there, each in its own transaction.
+func (s *sqlStore) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_us BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("%s: create schema_migrations: %w", s.name, err)
+	}
+	var have sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("%s: read schema version: %w", s.name, err)
+	}
+	if int(have.Int64) > len(migrations) {
+		return fmt.Errorf("%s: schema version %d is newer than this flotilla knows (%d): upgrade flotilla", s.name, have.Int64, len(migrations))
+	}
+	for v := int(have.Int64) + 1; v <= len(migrations); v++ {
+		if err := s.apply(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *sqlStore) apply(ctx context.Context, version int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, stmt := range strings.Split(migrations[version-1], ";") {
+		if strings.TrimSpace(stmt) == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO schema_migrations (version, applied_us) VALUES (?, ?)`), version, time.Now().UnixMicro()); err != nil {
+		return fmt.Errorf("%s: record migration %d: %w", s.name, version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
+	}
+	return nil
+}
+
+// Record validates every event first, then inserts them in one transaction:
+// either all new events are stored or none.
+func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
+	var errs []error
+	for i, e := range events {
+		if err := e.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("event %d: %w", i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return 0, fmt.Errorf("%s: nothing recorded: %w", s.name, errors.Join(errs...))
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: record: %w", s.name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	stmt, err := tx.PrepareContext(ctx, s.rebind(`INSERT INTO compliance_events (policy, template, cluster, state, message, time_us)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`))
+	if err != nil {
+		return 0, fmt.Errorf("%s: record: %w", s.name, err)
+	}
+	defer stmt.Close()
+	added := 0
+	for _, e := range events {
+		res, err := stmt.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro())
+		if err != nil {
+			return 0, fmt.Errorf("%s: record %s/%s on %s: %w", s.name, e.Policy, e.Template, e.Cluster, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("%s: record: %w", s.name, err)
+		}
+		added += int(n)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("%s: record: %w", s.name, err)
+	}
+	return added, nil
+}
+
+// Events reads the selected events, oldest first.
+func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, val string }{{"policy", q.Policy}, {"template", q.Template}, {"cluster", q.Cluster}} {
+		if c.val != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.val)
+		}
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "time_us >= ?")
+		args = append(args, q.Since.UTC().UnixMicro())
+	}
+	query := `SELECT policy, template, cluster, state, message, time_us FROM compliance_events`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY time_us, policy, template, cluster, state, message"
+	rows, err := s.db.QueryContext(ctx, s.rebind(query), args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var state string
+		var us int64
+		if err := rows.Scan(&e.Policy, &e.Template, &e.Cluster, &state, &e.Message, &us); err != nil {
+			return nil, fmt.Errorf("%s: read events: %w", s.name, err)
+		}
+		e.State, e.Time = compliance.State(state), time.UnixMicro(us).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Close() error { return s.db.Close() }

@@ -1,0 +1,114 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance"
+)
+
+// Event is one recorded compliance state of a policy template on a cluster.
+// Recording the same event twice keeps one row: an event is identified by all
+// of its fields.
+type Event struct {
+	// Policy is the root policy, "namespace/name".
+	Policy string `json:"policy"`
+	// Template is the policy template's name ("" when unknown).
+	Template string           `json:"template"`
+	Cluster  string           `json:"cluster"`
+	State    compliance.State `json:"state"`
+	Message  string           `json:"message"`
+	// Time is stored with microsecond precision, in UTC.
+	Time time.Time `json:"time"`
+}
+
+// Key identifies the series an event belongs to.
+type Key struct{ Policy, Template, Cluster string }
+
+// Key returns the event's series.
+func (e Event) Key() Key { return Key{e.Policy, e.Template, e.Cluster} }
+
+// Query selects events. Zero fields select everything.
+type Query struct {
+	Policy, Template, Cluster string
+	// Since keeps events at or after this time.
+	Since time.Time
+}
+
+// Store records events and reads them back in time order.
+type Store interface {
+	// Record stores events, ignoring those already stored; it returns how many were new.
+	Record(ctx context.Context, events ...Event) (int, error)
+	// Events returns the events the query selects, oldest first (ties by policy,
+	// template, cluster, state, message).
+	Events(ctx context.Context, q Query) ([]Event, error)
+	// Close releases the database.
+	Close() error
+}
+
+// Validate reports what is wrong with an event, naming it.
+func (e Event) Validate() error {
+	var missing []string
+	if e.Policy == "" {
+		missing = append(missing, "policy")
+	}
+	if e.Cluster == "" {
+		missing = append(missing, "cluster")
+	}
+	if e.State == "" {
+		missing = append(missing, "state")
+	}
+	if e.Time.IsZero() {
+		missing = append(missing, "time")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("compliance event %s/%s on %q: missing %s", e.Policy, e.Template, e.Cluster, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// FromReplicas turns the history the replicas hold (status.details[].history)
+// into events, so a restarted hub resumes from what the replicas say. The state
+// is the message's prefix ("NonCompliant; violation - ...").
+func FromReplicas(replicas []policyv1.Policy) []Event {
+	var out []Event
+	for _, r := range replicas {
+		rootRef := r.Labels[policyv1.RootPolicyLabel]
+		ns, name, ok := strings.Cut(rootRef, ".")
+		if !ok {
+			continue
+		}
+		cluster := r.Labels[policyv1.ClusterNameLabel]
+		if cluster == "" {
+			cluster = r.Namespace
+		}
+		for _, d := range r.Status.Details {
+			if d == nil {
+				continue
+			}
+			for _, h := range d.History {
+				out = append(out, Event{
+					Policy: ns + "/" + name, Template: d.TemplateMeta.Name, Cluster: cluster,
+					State: stateOfMessage(h.Message), Message: h.Message, Time: h.LastTimestamp.Time,
+				})
+			}
+		}
+	}
+	return out
+}
+
+func stateOfMessage(m string) compliance.State {
+	prefix, _, _ := strings.Cut(m, ";")
+	switch strings.TrimSpace(prefix) {
+	case "Compliant":
+		return compliance.Compliant
+	case "NonCompliant":
+		return compliance.NonCompliant
+	case "Pending":
+		return compliance.Pending
+	}
+	return compliance.Unknown
+}

@@ -39,7 +39,7 @@ func newComplianceReportCommand() *cobra.Command {
 			if err := render.Validate(output); err != nil {
 				return err
 			}
-			c, err := hubClient(kubeconfig, kctx)
+			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

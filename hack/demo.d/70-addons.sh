@@ -37,6 +37,7 @@ wait_for "example addon Available on both clusters" available
 
 if command -v kubectl >/dev/null; then
 	echo "==> The agent's hub credential on cluster1 (written by the klusterlet from its approved CSR):"
+	wait_for "credential written on cluster1" spoke cluster1 get secret example-hub-kubeconfig -n "$NS"
 	spoke cluster1 get secret example-hub-kubeconfig -n "$NS"
 	echo "==> A hub ConfigMap labelled addon.flotilla.dev/example=true in cluster1's namespace..."
 	kubectl --kubeconfig "$HUB" -n cluster1 create configmap demo-greeting --from-literal=hello="from the hub" \

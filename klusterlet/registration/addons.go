@@ -148,7 +148,7 @@ func (s *addonSyncer) credential(ctx context.Context, mca *addonv1alpha1.Managed
 	}
 	csrs := s.hub.CertificatesV1().CertificateSigningRequests()
 	if st.csr == "" {
-		csr, err := buildAddonCSR(s.a.opts.ClusterName, mca.Name, subject, st.key, s.a.opts.ClientCertExpirationSeconds)
+		csr, err := buildAddonCSR(s.a.opts.ClusterName, mca.Name, subject, st.key, s.a.opts.AddonCertExpirationSeconds)
 		if err != nil {
 			return err
 		}

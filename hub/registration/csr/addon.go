@@ -136,7 +136,7 @@ func RecheckAddon(csr *certificatesv1.CertificateSigningRequest, registrations [
 		v.Verdict = reject(v.Verdict, CheckAddonRegistration, "cluster %s has no ManagedClusterAddOn %s declaring a registration: enable the addon on the cluster first", v.Cluster, v.Addon)
 		return v
 	}
-	v.Verdict = reject(v.Verdict, CheckAddonRegistration, "signer %s and subject CN=%q O=%v OU=%v match no registration of ManagedClusterAddOn %s/%s",
+	v.Verdict = reject(v.Verdict, CheckAddonRegistration, "signer %s with subject CN=%q O=%v OU=%v matches no registration of ManagedClusterAddOn %s/%s",
 		csr.Spec.SignerName, req.Subject.CommonName, req.Subject.Organization, req.Subject.OrganizationalUnit, v.Cluster, v.Addon)
 	return v
 }

@@ -94,7 +94,7 @@ func TestCustomSignerRegistration(t *testing.T) {
 	msg = eventuallyDenied(t, clusterAgent(t, 0), custom(cluster, "example", "signed-client", "signed-clients"))
 	assert.Contains(t, msg, "example")
 	msg = eventuallyDenied(t, clusterAgent(t, 0), custom(cluster, "signed", "admin", "signed-clients"))
-	assert.Contains(t, msg, "match no registration")
+	assert.Contains(t, msg, "matches no registration")
 	denied, err := hub.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	for _, c := range denied.Items {

@@ -5,7 +5,9 @@
 // It approves a CSR only when hub/registration/csr.EvaluateAddon does: the
 // requester is that cluster's own agent and the subject is one the cluster's
 // ManagedClusterAddOn of that addon declares in status.registrations. Any other
-// addon CSR is denied with the failed check in the message. No finalizer, no
+// addon CSR is denied with the failed check in the message. An approved CSR of
+// a CustomSigner registration (a signer outside kubernetes.io) is then signed
+// here with the hub's addon CA (signer.go). No finalizer, no
 // conditions of its own (the CSR's Approved/Denied).
 package approve
 
@@ -49,7 +51,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, &csr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if hubcsr.Decided(&csr) {
+	toSign := approvedUnsigned(&csr) && hubcsr.IsCustomSigner(csr.Spec.SignerName)
+	if hubcsr.Decided(&csr) && !toSign {
 		return ctrl.Result{}, nil
 	}
 	var regs []addonv1alpha1.RegistrationConfig
@@ -67,12 +70,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
+	if toSign {
+		// Checked again: whoever approved it, only a CSR the addon checks pass is signed.
+		v := hubcsr.RecheckAddon(&csr, regs)
+		if v.Decision != hubcsr.Approve {
+			log.FromContext(ctx).Info("approved addon CSR not signed", "csr", csr.Name, "check", v.Check, "reason", v.Message)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.sign(ctx, &csr)
+	}
 	v := hubcsr.EvaluateAddon(&csr, regs)
 	logger := log.FromContext(ctx).WithValues("csr", csr.Name, "cluster", v.Cluster, "addon", v.Addon)
 	switch v.Decision {
 	case hubcsr.Approve:
 		logger.Info("addon CSR approved")
-		return ctrl.Result{}, hubcsr.SetApproved(ctx, r.Client, &csr, v.Message)
+		if err := hubcsr.SetApproved(ctx, r.Client, &csr, v.Message); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, nil // a custom signer's CSR is signed on the update this causes
 	case hubcsr.Reject:
 		if v.Check == hubcsr.CheckSigner {
 			return ctrl.Result{}, nil // another signer's CSR: not ours to decide
@@ -81,4 +96,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, hubcsr.SetDenied(ctx, r.Client, &csr, "check "+v.Check+" failed: "+v.Message)
 	}
 	return ctrl.Result{}, nil
+}
+
+func approvedUnsigned(csr *certificatesv1.CertificateSigningRequest) bool {
+	if len(csr.Status.Certificate) > 0 {
+		return false
+	}
+	approved := false
+	for _, c := range csr.Status.Conditions {
+		switch c.Type {
+		case certificatesv1.CertificateApproved:
+			approved = true
+		case certificatesv1.CertificateDenied, certificatesv1.CertificateFailed:
+			return false
+		}
+	}
+	return approved
 }

@@ -139,13 +139,20 @@ func Registrations(cluster, addon string, reg *framework.Registration) []addonv1
 	if reg == nil {
 		return nil
 	}
-	return []addonv1alpha1.RegistrationConfig{{
+	rc := addonv1alpha1.RegistrationConfig{
 		SignerName: certificatesv1.KubeAPIServerClientSignerName,
 		Subject: addonv1alpha1.Subject{
 			User:   ocm.AddonAgentUser(cluster, addon, reg.DefaultAgentName(addon)),
 			Groups: []string{ocm.AddonClusterGroup(cluster, addon), ocm.AddonGroupName(addon)},
 		},
-	}}
+	}
+	if reg.SignerName != "" && reg.SignerName != certificatesv1.KubeAPIServerClientSignerName {
+		rc.SignerName = reg.SignerName
+		if reg.Subject != nil {
+			rc.Subject = *reg.Subject.DeepCopy()
+		}
+	}
+	return []addonv1alpha1.RegistrationConfig{rc}
 }
 
 // grant writes the Role and RoleBinding of the agent's hub rights, after checking them.

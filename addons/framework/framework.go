@@ -55,6 +55,17 @@ type Registration struct {
 	// cluster-scoped resource; the hub refuses an addon asking for one, with a
 	// condition saying so. Default none (the agent may only authenticate).
 	Permissions []rbacv1.PolicyRule
+	// SignerName, when set to a signer other than
+	// kubernetes.io/kube-apiserver-client (<domain>/<path>, outside
+	// kubernetes.io), makes this OCM's CustomSigner registration: the hub signs
+	// the agent's CSR with the CA it keeps for addons (Secret
+	// open-cluster-management-hub/addon-signer-ca), and the certificate, which
+	// is no hub identity, lands in the same Secret (tls.crt, tls.key, no
+	// kubeconfig). Default: a KubeClient registration.
+	SignerName string
+	// Subject of a CustomSigner registration. Default: OCM's agent subject, as
+	// for KubeClient.
+	Subject *addonv1alpha1.Subject
 	// Bindings grant existing Roles or ClusterRoles within one namespace each
 	// (AddOnTemplate's hubPermissions). A namespace of another managed cluster,
 	// or of the hub or Kubernetes itself, is refused. Default none.

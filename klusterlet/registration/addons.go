@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"strings"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -26,8 +27,9 @@ import (
 // Addon registration and health, on the managed cluster's side. For every
 // ManagedClusterAddOn in the cluster's namespace on the hub, the registration
 // agent
-//   - files a CSR for each registration the hub published (signer
-//     kube-apiserver-client, OCM's addon subject) with its own hub credential,
+//   - files a CSR for the registration the hub published (signer
+//     kube-apiserver-client and OCM's addon subject, or a CustomSigner's signer
+//     and subject) with its own hub credential,
 //     and writes the issued certificate to Secret <addon>-hub-kubeconfig in the
 //     addon's install namespace (keys kubeconfig, tls.crt, tls.key,
 //     cluster-name, agent-name), renewing it like its own certificate;
@@ -120,10 +122,12 @@ func (s *addonSyncer) round(ctx context.Context) error {
 // certificate for its published subject, filing or following a CSR otherwise.
 func (s *addonSyncer) credential(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, ns string) error {
 	reg := mca.Status.Registrations[0]
-	if reg.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-		return fmt.Errorf("registration signer %q is not supported (only %s)", reg.SignerName, certificatesv1.KubeAPIServerClientSignerName)
+	signer := reg.SignerName
+	if signer == "" {
+		signer = certificatesv1.KubeAPIServerClientSignerName
 	}
-	subject := pkix.Name{CommonName: reg.Subject.User, Organization: reg.Subject.Groups}
+	kubeClient := signer == certificatesv1.KubeAPIServerClientSignerName
+	subject := pkix.Name{CommonName: reg.Subject.User, Organization: reg.Subject.Groups, OrganizationalUnit: reg.Subject.OrganizationUnits}
 	name := ocm.AddonHubKubeconfigSecret(mca.Name)
 	secrets := s.a.spoke.CoreV1().Secrets(ns)
 	sec, err := secrets.Get(ctx, name, metav1.GetOptions{})
@@ -148,7 +152,7 @@ func (s *addonSyncer) credential(ctx context.Context, mca *addonv1alpha1.Managed
 	}
 	csrs := s.hub.CertificatesV1().CertificateSigningRequests()
 	if st.csr == "" {
-		csr, err := buildAddonCSR(s.a.opts.ClusterName, mca.Name, subject, st.key, s.a.opts.ClientCertExpirationSeconds)
+		csr, err := buildAddonCSR(s.a.opts.ClusterName, mca.Name, signer, subject, st.key, s.a.opts.AddonCertExpirationSeconds)
 		if err != nil {
 			return err
 		}
@@ -179,20 +183,21 @@ func (s *addonSyncer) credential(ctx context.Context, mca *addonv1alpha1.Managed
 		delete(s.state, mca.Name)
 		return err
 	}
-	server, ca := s.a.hubServerCA()
-	kubeconfig, err := HubKubeconfig(server, ca)
-	if err != nil {
-		return err
-	}
 	if err := s.ensureNamespace(ctx, ns); err != nil {
 		return err
 	}
-	agent := ""
-	if cn := reg.Subject.User; len(cn) > 0 {
-		agent = cn[len(ocm.AddonAgentUser(s.a.opts.ClusterName, mca.Name, "")):]
-	}
-	data := map[string][]byte{KeyKubeconfig: kubeconfig, KeyCert: certPEM, KeyKey: st.key,
+	agent, _ := strings.CutPrefix(reg.Subject.User, ocm.AddonAgentUser(s.a.opts.ClusterName, mca.Name, ""))
+	data := map[string][]byte{KeyCert: certPEM, KeyKey: st.key,
 		KeyClusterName: []byte(s.a.opts.ClusterName), KeyAgentName: []byte(agent)}
+	if kubeClient {
+		// A custom signer's certificate is no hub identity: no kubeconfig.
+		server, ca := s.a.hubServerCA()
+		kubeconfig, err := HubKubeconfig(server, ca)
+		if err != nil {
+			return err
+		}
+		data[KeyKubeconfig] = kubeconfig
+	}
 	want := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{ocm.AddonNameLabel: mca.Name}}, Data: data}
 	if sec == nil || sec.ResourceVersion == "" {
 		_, err = secrets.Create(ctx, want, metav1.CreateOptions{})
@@ -285,7 +290,7 @@ func (s *addonSyncer) removeStale(ctx context.Context, enabled map[string]string
 
 // buildAddonCSR is the CSR of an addon agent: labels cluster-name and
 // addon-name, generateName addon-<cluster>-<addon>-, the published subject.
-func buildAddonCSR(cluster, addon string, subject pkix.Name, keyPEM []byte, expirationSeconds int32) (*certificatesv1.CertificateSigningRequest, error) {
+func buildAddonCSR(cluster, addon, signer string, subject pkix.Name, keyPEM []byte, expirationSeconds int32) (*certificatesv1.CertificateSigningRequest, error) {
 	key, err := parseKey(keyPEM)
 	if err != nil {
 		return nil, err
@@ -299,7 +304,7 @@ func buildAddonCSR(cluster, addon string, subject pkix.Name, keyPEM []byte, expi
 			Labels: map[string]string{ocm.ClusterNameLabel: cluster, ocm.AddonNameLabel: addon}},
 		Spec: certificatesv1.CertificateSigningRequestSpec{
 			Request:    pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}),
-			SignerName: certificatesv1.KubeAPIServerClientSignerName,
+			SignerName: signer,
 			Usages:     []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth},
 		},
 	}

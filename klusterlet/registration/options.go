@@ -65,6 +65,10 @@ type Options struct {
 	// ClientCertExpirationSeconds is asked of the signer (kube-controller-manager
 	// allows at least 600). Default 0: the signer's default (a year).
 	ClientCertExpirationSeconds int32
+	// AddonCertExpirationSeconds is asked of the signer for addon agents'
+	// certificates (at least 600 for kube-controller-manager). Default:
+	// ClientCertExpirationSeconds. Addon credentials rotate with RotationFraction.
+	AddonCertExpirationSeconds int32
 	// RotationFraction: renew when this fraction of the certificate's life is left. Default 0.2.
 	RotationFraction float64
 	// StatusSyncInterval is how often availability, version, resources and claims
@@ -100,6 +104,9 @@ func (o *Options) defaults() error {
 	}
 	if o.LeaseDurationSeconds > MaxLeaseDurationSeconds {
 		return fmt.Errorf("lease duration %ds is more than %ds (the most the hub admits in spec.leaseDurationSeconds)", o.LeaseDurationSeconds, MaxLeaseDurationSeconds)
+	}
+	if o.AddonCertExpirationSeconds <= 0 {
+		o.AddonCertExpirationSeconds = o.ClientCertExpirationSeconds
 	}
 	if o.RotationFraction <= 0 || o.RotationFraction >= 1 {
 		o.RotationFraction = DefaultRotationFraction

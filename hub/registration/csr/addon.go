@@ -28,7 +28,8 @@ type AddonVerdict struct {
 }
 
 // ValidateAddon runs the checks an addon agent's CSR must pass on its own:
-// kube-apiserver-client signer, cluster and addon labels, one signed PEM
+// kube-apiserver-client signer (or a custom signer, whose subject only
+// EvaluateAddon can check against the declared registrations), cluster and addon labels, one signed PEM
 // request whose subject is exactly OCM's addon agent subject
 // (CN system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>,
 // O the two addon groups), no alternative names, client usages. A zero
@@ -46,8 +47,9 @@ func ValidateAddon(csr *certificatesv1.CertificateSigningRequest) AddonVerdict {
 		v.Verdict = reject(v.Verdict, check, format, args...)
 		return v
 	}
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-		return rej(CheckSigner, "signer is %q; this hub signs addon credentials with %q only", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
+	custom := csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName
+	if custom && !IsCustomSigner(csr.Spec.SignerName) {
+		return rej(CheckSigner, "signer is %q; addon credentials are signed by %q or by a custom signer <domain>/<path> outside kubernetes.io", csr.Spec.SignerName, certificatesv1.KubeAPIServerClientSignerName)
 	}
 	if errs := validation.IsDNS1123Label(cluster); len(errs) > 0 || ocm.ReservedName(cluster) != "" {
 		return rej(CheckLabel, "label %s=%q is not a valid cluster name", ocm.ClusterNameLabel, cluster)
@@ -66,6 +68,19 @@ func ValidateAddon(csr *certificatesv1.CertificateSigningRequest) AddonVerdict {
 	if err := req.CheckSignature(); err != nil {
 		return rej(CheckRequest, "spec.request signature is invalid: %v", err)
 	}
+	if len(req.DNSNames)+len(req.EmailAddresses)+len(req.IPAddresses)+len(req.URIs) > 0 {
+		return rej(CheckUsages, "request carries subject alternative names; a client certificate needs none")
+	}
+	if err := checkUsages(csr.Spec.Usages); err != nil {
+		return rej(CheckUsages, "%v", err)
+	}
+	if custom {
+		// A custom signer's subject is the addon's to declare: EvaluateAddon
+		// matches it against the registrations. Such a certificate is no hub
+		// identity, so it is never a renewal by its holder.
+		v.Agent = req.Subject.CommonName
+		return v
+	}
 	want := []string{ocm.AddonClusterGroup(cluster, addon), ocm.AddonGroupName(addon)}
 	if !sameSet(req.Subject.Organization, want) {
 		return rej(CheckOrganization, "subject O=%v, want exactly %v", req.Subject.Organization, want)
@@ -76,17 +91,6 @@ func ValidateAddon(csr *certificatesv1.CertificateSigningRequest) AddonVerdict {
 		return rej(CheckCommonName, "subject CN=%q is not %s<agent-name>", req.Subject.CommonName, prefix)
 	}
 	v.Agent = agent
-	if len(req.DNSNames)+len(req.EmailAddresses)+len(req.IPAddresses)+len(req.URIs) > 0 {
-		return rej(CheckUsages, "request carries subject alternative names; a client certificate needs none")
-	}
-	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
-		return rej(CheckUsages, "usages %v lack %q", csr.Spec.Usages, certificatesv1.UsageClientAuth)
-	}
-	for _, u := range csr.Spec.Usages {
-		if !slices.Contains(allowedUsages, u) {
-			return rej(CheckUsages, "usage %q is not allowed for an addon client certificate", u)
-		}
-	}
 	v.Renewal = csr.Spec.Username == req.Subject.CommonName
 	return v
 }
@@ -100,6 +104,13 @@ func EvaluateAddon(csr *certificatesv1.CertificateSigningRequest, registrations 
 	if Decided(csr) {
 		return AddonVerdict{Verdict: Verdict{Decision: Ignore, Message: "already decided"}}
 	}
+	return RecheckAddon(csr, registrations)
+}
+
+// RecheckAddon is EvaluateAddon on a CSR whatever its conditions say: a signer
+// runs it again on an approved CSR before signing, so an approval given by
+// someone else than the addon approver signs nothing the checks refuse.
+func RecheckAddon(csr *certificatesv1.CertificateSigningRequest, registrations []addonv1alpha1.RegistrationConfig) AddonVerdict {
 	v := ValidateAddon(csr)
 	if v.Decision != "" {
 		return v
@@ -111,7 +122,12 @@ func EvaluateAddon(csr *certificatesv1.CertificateSigningRequest, registrations 
 	block, _ := pem.Decode(csr.Spec.Request)
 	req, _ := x509.ParseCertificateRequest(block.Bytes)
 	for _, r := range registrations {
-		if r.SignerName == certificatesv1.KubeAPIServerClientSignerName && r.Subject.User == req.Subject.CommonName && sameSet(r.Subject.Groups, req.Subject.Organization) {
+		signer := r.SignerName
+		if signer == "" {
+			signer = certificatesv1.KubeAPIServerClientSignerName
+		}
+		if signer == csr.Spec.SignerName && r.Subject.User == req.Subject.CommonName && sameSet(r.Subject.Groups, req.Subject.Organization) &&
+			sameSet(r.Subject.OrganizationUnits, req.Subject.OrganizationalUnit) {
 			v.Decision, v.Message = Approve, fmt.Sprintf("addon %s agent %s on cluster %s matches a registration its ManagedClusterAddOn declares", v.Addon, v.Agent, v.Cluster)
 			return v
 		}
@@ -120,8 +136,31 @@ func EvaluateAddon(csr *certificatesv1.CertificateSigningRequest, registrations 
 		v.Verdict = reject(v.Verdict, CheckAddonRegistration, "cluster %s has no ManagedClusterAddOn %s declaring a registration: enable the addon on the cluster first", v.Cluster, v.Addon)
 		return v
 	}
-	v.Verdict = reject(v.Verdict, CheckAddonRegistration, "subject CN=%q O=%v matches no registration of ManagedClusterAddOn %s/%s", req.Subject.CommonName, req.Subject.Organization, v.Cluster, v.Addon)
+	v.Verdict = reject(v.Verdict, CheckAddonRegistration, "signer %s with subject CN=%q O=%v OU=%v matches no registration of ManagedClusterAddOn %s/%s",
+		csr.Spec.SignerName, req.Subject.CommonName, req.Subject.Organization, req.Subject.OrganizationalUnit, v.Cluster, v.Addon)
 	return v
+}
+
+// IsCustomSigner reports whether name is a signer an addon may declare for a
+// CustomSigner registration: <domain>/<path>, the domain outside kubernetes.io.
+func IsCustomSigner(name string) bool {
+	domain, path, ok := strings.Cut(name, "/")
+	if !ok || path == "" || strings.ContainsAny(path, " \t\n") || len(validation.IsDNS1123Subdomain(domain)) > 0 {
+		return false
+	}
+	return domain != "kubernetes.io" && !strings.HasSuffix(domain, ".kubernetes.io")
+}
+
+func checkUsages(usages []certificatesv1.KeyUsage) error {
+	if !slices.Contains(usages, certificatesv1.UsageClientAuth) {
+		return fmt.Errorf("usages %v lack %q", usages, certificatesv1.UsageClientAuth)
+	}
+	for _, u := range usages {
+		if !slices.Contains(allowedUsages, u) {
+			return fmt.Errorf("usage %q is not allowed for an addon client certificate", u)
+		}
+	}
+	return nil
 }
 
 func sameSet(a, b []string) bool {

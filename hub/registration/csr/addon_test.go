@@ -25,8 +25,25 @@ func registration(cluster, addon string) []addonv1alpha1.RegistrationConfig {
 		Groups: []string{"system:open-cluster-management:cluster:" + cluster + ":addon:" + addon, "system:open-cluster-management:addon:" + addon}}}}
 }
 
+// customCSR is a CSR for a CustomSigner registration (signer example.com/custom, CN example-client, O a and b).
+func customCSR(t *testing.T, cluster, addon string) *csrBuilder {
+	b := addonCSR(t, cluster, addon).signer("example.com/custom").cn("example-client").org("a", "b")
+	return b
+}
+
+func TestIsCustomSigner(t *testing.T) {
+	for name, want := range map[string]bool{
+		"example.com/custom": true, "flotilla.dev/a/b": true,
+		"kubernetes.io/kube-apiserver-client": false, "kubernetes.io/legacy-unknown": false, "foo.kubernetes.io/x": false,
+		"custom": false, "example.com/": false, "Example.com/x": false, "/x": false,
+	} {
+		assert.Equal(t, want, IsCustomSigner(name), name)
+	}
+}
+
 func TestEvaluateAddon(t *testing.T) {
 	reg := registration("c1", "example")
+	custom := []addonv1alpha1.RegistrationConfig{{SignerName: "example.com/custom", Subject: addonv1alpha1.Subject{User: "example-client", Groups: []string{"a", "b"}}}}
 	for _, tc := range []struct {
 		name  string
 		csr   *certificatesv1.CertificateSigningRequest
@@ -52,7 +69,30 @@ func TestEvaluateAddon(t *testing.T) {
 		{"server usage", addonCSR(t, "c1", "example").usages(certificatesv1.UsageClientAuth, certificatesv1.UsageServerAuth).Obj(), reg, Reject, CheckUsages},
 		{"SANs", addonCSR(t, "c1", "example").dnsNames("evil.example.com").Obj(), reg, Reject, CheckUsages},
 		{"bad addon label", addonCSR(t, "c1", "Bad_Name").Obj(), reg, Reject, CheckAddonLabel},
-		{"another signer", addonCSR(t, "c1", "example").signer("example.com/custom").Obj(), reg, Reject, CheckSigner},
+		{"a custom signer the addon did not declare", addonCSR(t, "c1", "example").signer("example.com/custom").Obj(), reg, Reject, CheckAddonRegistration},
+		{"a kubernetes.io signer", addonCSR(t, "c1", "example").signer("kubernetes.io/legacy-unknown").Obj(), reg, Reject, CheckSigner},
+		{"no signer domain", addonCSR(t, "c1", "example").signer("custom").Obj(), reg, Reject, CheckSigner},
+		// CustomSigner registrations: signer and subject are the addon's to declare.
+		{"custom: declared signer and subject", customCSR(t, "c1", "example").Obj(), custom, Approve, ""},
+		{"custom: groups in another order", customCSR(t, "c1", "example").org("b", "a").Obj(), custom, Approve, ""},
+		{"custom: another signer", customCSR(t, "c1", "example").signer("example.com/other").Obj(), custom, Reject, CheckAddonRegistration},
+		{"custom: another CN", customCSR(t, "c1", "example").cn("someone-else").Obj(), custom, Reject, CheckAddonRegistration},
+		{"custom: extra group", customCSR(t, "c1", "example").org("a", "b", "system:masters").Obj(), custom, Reject, CheckAddonRegistration},
+		{"custom: the subject under the kube client signer", customCSR(t, "c1", "example").signer(certificatesv1.KubeAPIServerClientSignerName).Obj(), custom, Reject, CheckOrganization},
+		{"custom: another addon's registration", customCSR(t, "c1", "other").Obj(), nil, Reject, CheckAddonRegistration},
+		{"custom: names another cluster", func() *certificatesv1.CertificateSigningRequest {
+			b := customCSR(t, "c2", "example")
+			b.obj.Spec.Username = "system:open-cluster-management:c1:agent1"
+			b.obj.Spec.Groups = []string{"system:open-cluster-management:c1", "system:open-cluster-management:managed-clusters"}
+			return b.Obj()
+		}(), custom, Reject, CheckAddonRequester},
+		{"custom: filed by its holder is no renewal", func() *certificatesv1.CertificateSigningRequest {
+			b := customCSR(t, "c1", "example")
+			b.obj.Spec.Username, b.obj.Spec.Groups = "example-client", []string{"a", "b"}
+			return b.Obj()
+		}(), custom, Reject, CheckAddonRequester},
+		{"custom: server usage", customCSR(t, "c1", "example").usages(certificatesv1.UsageClientAuth, certificatesv1.UsageServerAuth).Obj(), custom, Reject, CheckUsages},
+		{"custom: SANs", customCSR(t, "c1", "example").dnsNames("evil.example.com").Obj(), custom, Reject, CheckUsages},
 		{"already decided", addonCSR(t, "c1", "example").condition(certificatesv1.CertificateDenied).Obj(), reg, Ignore, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,6 +80,8 @@ func registry() (*framework.Registry, error) {
 			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"create"}}}}},
 			manifests: oneConfigMap("greedy")},
 		testAddon{name: "placed", opts: framework.Options{Health: none}, manifests: oneConfigMap("placed")},
+		testAddon{name: "signed", opts: framework.Options{Health: none, Registration: &framework.Registration{SignerName: customSigner,
+			Subject: &addonv1alpha1.Subject{User: "signed-client", Groups: []string{"signed-clients"}}}}, manifests: oneConfigMap("signed")},
 		testAddon{name: "hooked", opts: framework.Options{Health: none}, manifests: func(_ *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
 			hook := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 				ObjectMeta: metav1.ObjectMeta{Name: "hooked-cleanup", Namespace: "default", Labels: map[string]string{"open-cluster-management.io/addon-pre-delete": ""}},
@@ -132,8 +134,16 @@ func run(m *testing.M) int {
 	}
 	var names []string
 	klusterlets := make(chan error, len(env.Clusters))
-	for _, spoke := range env.Clusters {
+	for i, spoke := range env.Clusters {
 		name := spoke.Name
+		ropts := registration.Options{ClusterName: name, SpokeConfig: spoke.Config,
+			LeaseDurationSeconds: 5, StatusSyncInterval: time.Second, RetryInterval: time.Second, AddonSyncInterval: 500 * time.Millisecond}
+		if i == 1 {
+			// cluster2's addon credentials are short-lived and renewed when 99%
+			// of their life is left: TestAddonCredentialRotation sees them rotate
+			// within seconds (the signer allows no less than 600 s).
+			ropts.AddonCertExpirationSeconds, ropts.RotationFraction = 600, 0.99
+		}
 		names = append(names, name)
 		if err := join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: res.Token, ClusterName: name, NoDeployment: true}); err != nil {
 			fmt.Fprintln(os.Stderr, "join:", err)
@@ -141,10 +151,10 @@ func run(m *testing.M) int {
 		}
 		dir, _ := os.MkdirTemp("", "flotilla-addons-e2e-")
 		defer os.RemoveAll(dir)
+		ropts.HubKubeconfigDir = dir
 		go func() {
 			klusterlets <- klusterlet.Run(ctx, klusterlet.Options{
-				Registration: registration.Options{ClusterName: name, SpokeConfig: spoke.Config, HubKubeconfigDir: dir,
-					LeaseDurationSeconds: 5, StatusSyncInterval: time.Second, RetryInterval: time.Second, AddonSyncInterval: 500 * time.Millisecond},
+				Registration:           ropts,
 				WorkStatusSyncInterval: time.Second,
 			})
 		}()

@@ -160,7 +160,7 @@ func TestChaos(t *testing.T) {
 		kind := faultKinds[r.rng.IntN(len(faultKinds))]
 		if shortCerts && !hubDownAtRotation {
 			// The phase ends in time for the next rotation to fall in an outage.
-			if due, ok := r.nextRotation(); ok && time.Until(due)-10*time.Second < phase {
+			if _, due, ok := r.nextRotation(); ok && time.Until(due)-10*time.Second < phase {
 				phase = max(time.Until(due)-10*time.Second, 0)
 				kind = "hub-down-at-rotation"
 			}
@@ -368,30 +368,27 @@ func (r *run) fault(kind string) Fault {
 	case "hub-etcd":
 		target, pid = "hub/etcd", pidOf(st, "hub", "etcd")
 	case "hub-down-at-rotation":
-		// The hub's control plane goes down just before a certificate is due
-		// and stays down until 10 s after: the agent must rotate late, not never.
-		due, _ := r.nextRotation()
-		if d := time.Until(due) - 2*time.Second; d > 0 {
-			time.Sleep(d) // pacing the fault to the certificate's due time
-		}
-		target = "hub control plane, over a rotation"
+		// The hub's control plane goes down before a certificate is due (the
+		// workload phase ended ten seconds early for it) and stays down until
+		// the agent has tried to rotate: it must rotate late, not never.
+		c, _, _ := r.nextRotation()
+		attempts := r.rotationAttempts(c)
+		target = "hub control plane, over a rotation of " + c
 		for _, comp := range []string{"kube-apiserver", "etcd"} {
 			if p := pidOf(st, "hub", comp); p != 0 {
 				require.NoError(r.t, syscall.Kill(p, syscall.SIGKILL))
 			}
 		}
-		if d := time.Until(due.Add(10 * time.Second)); d > 0 {
-			time.Sleep(d) // the outage spans the due time
-		}
+		require.NoError(r.t, wait.PollUntilContextTimeout(r.ctx, 250*time.Millisecond, 2*time.Minute, true,
+			func(context.Context) (bool, error) { return r.rotationAttempts(c) > attempts, nil }),
+			"klusterlet-%s did not try to rotate its certificate while the hub was down", c)
 	}
 	killed := time.Now()
 	if pid != 0 {
 		require.NoError(r.t, syscall.Kill(pid, syscall.SIGKILL))
-		// The outage: until the process is gone, then up to two seconds more.
+		// The outage lasts until the process is gone; then the supervisor restarts it.
 		require.NoError(r.t, wait.PollUntilContextTimeout(r.ctx, 100*time.Millisecond, time.Minute, true,
 			func(context.Context) (bool, error) { return syscall.Kill(pid, 0) != nil, nil }), "%s (pid %d) did not die", target, pid)
-		outage := time.Duration(r.rng.IntN(2000)) * time.Millisecond
-		time.Sleep(outage) // deliberate downtime, part of the fault, not a wait for a condition
 	}
 
 	f := Fault{Kind: kind, Target: target}
@@ -602,19 +599,26 @@ func (r *run) hubCert(cluster string) (*x509.Certificate, error) {
 	return x509.ParseCertificate(block.Bytes)
 }
 
-// nextRotation is the earliest time a cluster's certificate is due for renewal.
-func (r *run) nextRotation() (time.Time, bool) {
+// nextRotation is the cluster whose certificate is due for renewal first, and when.
+func (r *run) nextRotation() (string, time.Time, bool) {
 	var next time.Time
+	var cluster string
 	for _, c := range r.clusters {
 		cert, err := r.hubCert(c)
 		if err != nil {
 			continue
 		}
 		if due := registration.RotationDue(cert, registration.DefaultRotationFraction); next.IsZero() || due.Before(next) {
-			next = due
+			next, cluster = due, c
 		}
 	}
-	return next, !next.IsZero() && next.After(time.Now())
+	return cluster, next, !next.IsZero() && next.After(time.Now())
+}
+
+// rotationAttempts counts the rotations cluster's klusterlet has started, from its log.
+func (r *run) rotationAttempts(cluster string) int {
+	b, _ := os.ReadFile(filepath.Join(r.opts.DataDir, "logs", "klusterlet-"+cluster+".log"))
+	return strings.Count(string(b), "rotating the hub client certificate")
 }
 
 // trackRotations counts new certificate serials (called by the sampler).

@@ -154,7 +154,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		if len(problems) > maxProblems {
 			problems = append(problems[:maxProblems], fmt.Sprintf("and %d more problems", len(problems)-maxProblems))
 		}
-		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s is invalid: %s", req.Namespace, work.Name, strings.Join(problems, "; ")))
+		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s is invalid: spec.workload.manifests: %s", req.Namespace, work.Name, strings.Join(problems, "; ")))
 	}
 	resp := admission.Allowed("")
 	if req.Operation == admissionv1.Create {

@@ -51,9 +51,29 @@ var wellKnown = map[schema.GroupKind][]workv1.JsonPath{
 // not (yet) carry are left out: a Deployment without nodes has no
 // readyReplicas, and that is not an error. A JSONPaths rule whose path is
 // invalid or matches nothing is an error naming the rule, and so is a
-// WellKnownStatus rule on a kind without well-known values. Values that were
-// found are returned even when other rules fail.
+// WellKnownStatus rule on a kind without well-known values. A value name that
+// more than one rule produces is kept once, the first, and is an error too (the
+// status keeps values by name; two of one name would make it unwritable).
+// Values that were found are returned even when other rules fail.
 func Feedback(obj *unstructured.Unstructured, rules []workv1.FeedbackRule) ([]workv1.FeedbackValue, error) {
+	values, problems := feedback(obj, rules)
+	seen := make(map[string]bool, len(values))
+	kept := values[:0]
+	for _, v := range values {
+		if seen[v.Name] {
+			problems = append(problems, fmt.Sprintf("%s: more than one rule names this value; the first is kept", v.Name))
+			continue
+		}
+		seen[v.Name] = true
+		kept = append(kept, v)
+	}
+	if len(problems) > 0 {
+		return kept, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return kept, nil
+}
+
+func feedback(obj *unstructured.Unstructured, rules []workv1.FeedbackRule) ([]workv1.FeedbackValue, []string) {
 	var values []workv1.FeedbackValue
 	var problems []string
 	for _, rule := range rules {
@@ -87,10 +107,7 @@ func Feedback(obj *unstructured.Unstructured, rules []workv1.FeedbackRule) ([]wo
 			problems = append(problems, fmt.Sprintf("unknown feedback rule type %q", rule.Type))
 		}
 	}
-	if len(problems) > 0 {
-		return values, fmt.Errorf("%s", strings.Join(problems, "; "))
-	}
-	return values, nil
+	return values, problems
 }
 
 func evaluate(obj *unstructured.Unstructured, p workv1.JsonPath) (workv1.FeedbackValue, bool, error) {

@@ -87,6 +87,14 @@ func TestFeedback(t *testing.T) {
 			"apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: 2}\nstatus: {replicas: 2}",
 			append(wellKnownRule, paths(workv1.JsonPath{Name: "desired", Path: ".spec.replicas"})...),
 			[]workv1.FeedbackValue{intValue("Replicas", 2), intValue("desired", 2)}, ""},
+		{"a value named twice is kept once, the first, and reported",
+			"apiVersion: v1\nkind: ConfigMap\ndata: {a: one, b: two}",
+			append(paths(workv1.JsonPath{Name: "k", Path: ".data.a"}), paths(workv1.JsonPath{Name: "k", Path: ".data.b"})...),
+			[]workv1.FeedbackValue{strValue("k", "one")}, "k: more than one rule names this value; the first is kept"},
+		{"a well-known name repeated by a jsonpath",
+			"apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: 5}\nstatus: {replicas: 2}",
+			append(wellKnownRule, paths(workv1.JsonPath{Name: "Replicas", Path: ".spec.replicas"})...),
+			[]workv1.FeedbackValue{intValue("Replicas", 2)}, "Replicas: more than one rule names this value"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

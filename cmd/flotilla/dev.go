@@ -27,7 +27,8 @@ func newDevCommand() *cobra.Command {
 	var opts devenv.Options
 	cmd.PersistentFlags().StringVar(&opts.DataDir, "data-dir", devenv.DefaultDataDir, "Folder that holds the environment's data")
 	cmd.PersistentFlags().StringVar(&opts.ControlPlaneDir, "controlplane-dir", "", "Folder with etcd, kube-apiserver and kube-controller-manager (default: $FLOTILLA_CONTROLPLANE_DIR or bin/controlplane)")
-	cmd.AddCommand(newDevUpCommand(&opts), newDevDownCommand(&opts), newDevStatusCommand(&opts), newDevPauseCommand())
+	cmd.AddCommand(newDevUpCommand(&opts), newDevDownCommand(&opts), newDevStatusCommand(&opts), newDevPauseCommand(),
+		newDevPartitionCommand(&opts), newDevHealCommand(&opts))
 	return cmd
 }
 

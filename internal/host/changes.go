@@ -84,6 +84,36 @@ func (j *Journal) EnsureRule(table, chain string, rule ...string) error {
 	return err
 }
 
+// InsertRule puts an iptables rule first in its chain unless an equal one
+// exists, so that no earlier rule lets its packets through.
+func (j *Journal) InsertRule(table, chain string, rule ...string) error {
+	c := Change{Kind: KindRule, Table: table, Chain: chain, Rule: rule}
+	if err := j.record(c); err != nil {
+		return err
+	}
+	if _, err := run("iptables", append([]string{"-w", "-t", table, "-C", chain}, rule...)...); err == nil {
+		return nil
+	}
+	_, err := run("iptables", append([]string{"-w", "-t", table, "-I", chain, "1"}, rule...)...)
+	return err
+}
+
+// RemoveRule deletes an iptables rule and its record (a rule that is not
+// there is fine).
+func (j *Journal) RemoveRule(table, chain string, rule ...string) error {
+	c := Change{Kind: KindRule, Table: table, Chain: chain, Rule: rule}
+	if err := undo(c); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if i := j.index(c); i >= 0 {
+		j.Changes = append(j.Changes[:i], j.Changes[i+1:]...)
+		return j.save()
+	}
+	return nil
+}
+
 func sysctlPath(key string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
 }

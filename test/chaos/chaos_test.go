@@ -68,7 +68,7 @@ const (
 )
 
 // faultKinds are the faults the injector chooses from.
-var faultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd"}
+var faultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd", "addon-agent"}
 
 type run struct {
 	t        *testing.T
@@ -80,6 +80,9 @@ type run struct {
 	works    workclient.Interface
 	hubOCM   clusterclient.Interface
 	spokes   map[string]kubernetes.Interface
+	// spokeCfgs reach the clusters as admin; gov is the governance part.
+	spokeCfgs map[string]*rest.Config
+	gov       *governance
 
 	seq       int
 	live      map[string]map[string]int // cluster -> work -> version
@@ -128,7 +131,7 @@ func TestChaos(t *testing.T) {
 		opts:    devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress},
 		live:    map[string]map[string]int{},
 		ops:     map[string]int{},
-		peakRSS: map[string]int64{}, spokes: map[string]kubernetes.Interface{}, serials: map[string]map[string]bool{}}
+		peakRSS: map[string]int64{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
 	shortCerts := duration >= rotationRun
 	if shortCerts {
 		r.opts.KlusterletArgs = []string{"--client-cert-expiration-seconds", strconv.Itoa(certSeconds)}
@@ -226,6 +229,7 @@ func (r *run) connect() {
 		require.NoError(r.t, err)
 		sc.Timeout = 15 * time.Second
 		r.spokes[c] = kubernetes.NewForConfigOrDie(sc)
+		r.spokeCfgs[c] = sc
 		r.live[c] = map[string]int{}
 	}
 }
@@ -260,6 +264,7 @@ func (r *run) setup() {
 				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All}}},
 		}}, metav1.CreateOptions{})
 	require.NoError(r.t, err)
+	r.setupGovernance()
 	require.True(r.t, r.converge(), "the fresh environment converges: %s", summarize(r.violations()))
 }
 
@@ -289,6 +294,10 @@ func (r *run) workload(d time.Duration) {
 		switch p := r.rng.IntN(100); {
 		case p < 5:
 			r.rollout()
+		case p < 9:
+			r.policyOp()
+		case p < 11:
+			r.addonOp()
 		case p < 35 && len(names) < worksPerCluster || len(names) == 0:
 			r.seq++
 			name := fmt.Sprintf("chaos-%d", r.seq)
@@ -367,6 +376,11 @@ func (r *run) fault(kind string) Fault {
 		target, pid = c+"/kube-apiserver", pidOf(st, c, "kube-apiserver")
 	case "hub-etcd":
 		target, pid = "hub/etcd", pidOf(st, "hub", "etcd")
+	case "addon-agent":
+		c := r.clusters[r.rng.IntN(len(r.clusters))]
+		a := addonAgents[r.rng.IntN(len(addonAgents))]
+		target = "klusterlet-" + c + "-addon-" + a
+		pid = pidOf(st, target, "flotilla")
 	case "hub-down-at-rotation":
 		// The hub's control plane goes down before a certificate is due (the
 		// workload phase ended ten seconds early for it) and stays down until
@@ -494,7 +508,8 @@ func (r *run) violations() []Violation {
 			observed = append(observed, Object{Cluster: c, Namespace: cm.Namespace, Name: cm.Name, Data: cm.Data})
 		}
 	}
-	return append(out, Check(expected, observed)...)
+	out = append(out, Check(expected, observed)...)
+	return append(out, r.governanceViolations()...)
 }
 
 // objectsOf returns the run's objects a work carries.

@@ -28,7 +28,7 @@ type Fault struct {
 type Report struct {
 	Duration   time.Duration
 	Clusters   int
-	Ops        map[string]int // create, update, delete, rollout (done) and the same with "-failed"
+	Ops        map[string]int // create, update, delete, rollout, policy-*, addon-* (done) and the same with "-failed"
 	Faults     []Fault
 	PeakRSS    map[string]int64 // component -> bytes
 	Violations []Violation
@@ -57,7 +57,7 @@ func (r Report) Write(w io.Writer) {
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OPERATION\tDONE\tFAILED (retried later)")
-	for _, op := range []string{"create", "update", "delete", "rollout"} {
+	for _, op := range []string{"create", "update", "delete", "rollout", "policy-create", "policy-update", "policy-delete", "addon-enable", "addon-disable"} {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", op, r.Ops[op], r.Ops[op+"-failed"])
 	}
 	fmt.Fprintf(tw, "certificate rotation\t%d\t-\n", r.Ops["rotation"])

@@ -73,20 +73,18 @@ func (j *Journal) EnsureAddr(dev, cidr string) error {
 
 // EnsureRule appends an iptables rule unless an equal one exists.
 func (j *Journal) EnsureRule(table, chain string, rule ...string) error {
-	c := Change{Kind: KindRule, Table: table, Chain: chain, Rule: rule}
-	if err := j.record(c); err != nil {
-		return err
-	}
-	if _, err := run("iptables", append([]string{"-w", "-t", table, "-C", chain}, rule...)...); err == nil {
-		return nil
-	}
-	_, err := run("iptables", append([]string{"-w", "-t", table, "-A", chain}, rule...)...)
-	return err
+	return j.addRule(table, chain, []string{"-A", chain}, rule)
 }
 
 // InsertRule puts an iptables rule first in its chain unless an equal one
 // exists, so that no earlier rule lets its packets through.
 func (j *Journal) InsertRule(table, chain string, rule ...string) error {
+	return j.addRule(table, chain, []string{"-I", chain, "1"}, rule)
+}
+
+// addRule records the rule, then adds it where (-A chain or -I chain 1) says
+// unless it is there already.
+func (j *Journal) addRule(table, chain string, where, rule []string) error {
 	c := Change{Kind: KindRule, Table: table, Chain: chain, Rule: rule}
 	if err := j.record(c); err != nil {
 		return err
@@ -94,7 +92,7 @@ func (j *Journal) InsertRule(table, chain string, rule ...string) error {
 	if _, err := run("iptables", append([]string{"-w", "-t", table, "-C", chain}, rule...)...); err == nil {
 		return nil
 	}
-	_, err := run("iptables", append([]string{"-w", "-t", table, "-I", chain, "1"}, rule...)...)
+	_, err := run("iptables", append(append([]string{"-w", "-t", table}, where...), rule...)...)
 	return err
 }
 

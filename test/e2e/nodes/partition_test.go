@@ -4,7 +4,6 @@ package nodes_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,21 +31,8 @@ import (
 // `dev down`.
 func TestPartition(t *testing.T) {
 	ctx := context.Background()
-	base, err := os.MkdirTemp("", "fp-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dataDir := filepath.Join(base, "env")
-	before, err := snapshot(dataDir)
-	require.NoError(t, err)
-	downed := false
-	t.Cleanup(func() {
-		if !downed {
-			out, err := flotillaRun(t, "dev", "down", "--data-dir", dataDir)
-			t.Logf("cleanup: dev down: %v\n%s", err, out)
-		}
-	})
-	out, err := flotillaRun(t, "dev", "up", "--nodes", "--clusters", "1", "--data-dir", dataDir)
-	require.NoError(t, err, out)
+	env := startEnv(t, "fp-", 1)
+	dataDir := env.dataDir
 
 	hub := config(t, filepath.Join(dataDir, "hub.kubeconfig"))
 	spoke := kubernetes.NewForConfigOrDie(config(t, filepath.Join(dataDir, "clusters", "cluster1.kubeconfig")))
@@ -54,7 +40,7 @@ func TestPartition(t *testing.T) {
 	works := workclient.NewForConfigOrDie(hub).WorkV1().ManifestWorks("cluster1")
 
 	// A short lease, so that a silent cluster is noticed within seconds (5 x 5 s).
-	_, err = clusters.Patch(ctx, "cluster1", types.MergePatchType, []byte(`{"spec":{"leaseDurationSeconds":5}}`), metav1.PatchOptions{})
+	_, err := clusters.Patch(ctx, "cluster1", types.MergePatchType, []byte(`{"spec":{"leaseDurationSeconds":5}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
 	configMapWork := func(name string) *workv1.ManifestWork {
 		cm := raw(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
@@ -125,11 +111,6 @@ func TestPartition(t *testing.T) {
 	t.Run("a partition left in place is undone by dev down", func(t *testing.T) {
 		out, err := flotillaRun(t, "dev", "partition", "cluster1", "--data-dir", dataDir)
 		require.NoError(t, err, out)
-		out, err = flotillaRun(t, "dev", "down", "--data-dir", dataDir)
-		downed = true
-		require.NoError(t, err, out)
-		after, err := snapshot(dataDir)
-		require.NoError(t, err)
-		assert.Empty(t, diff(before, after), "host changes left behind by dev down")
+		env.down(t)
 	})
 }

@@ -129,8 +129,8 @@ func rootPolicy(name string, v int) *policyv1.Policy {
 		"spec": map[string]any{"remediationAction": "enforce", "severity": "low",
 			"object-templates": []any{map[string]any{"complianceType": "musthave", "objectDefinition": map[string]any{
 				"apiVersion": "v1", "kind": "ConfigMap",
-				"metadata":   map[string]any{"name": name, "namespace": "default"},
-				"data":       map[string]any{"version": strconv.Itoa(v)}}}}}}
+				"metadata": map[string]any{"name": name, "namespace": "default"},
+				"data":     map[string]any{"version": strconv.Itoa(v)}}}}}}
 	raw, _ := json.Marshal(cp)
 	return &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: rsNamespace,
 		Annotations: map[string]string{policyv1.StandardsAnnotation: "NIST SP 800-53", policyv1.ControlsAnnotation: "CM-2 Baseline Configuration"}},

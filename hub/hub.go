@@ -71,6 +71,8 @@ type Options struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz. Default "" (off).
 	HealthAddr string
+	// PprofAddr serves Go's profiles (net/http/pprof) there; empty = off.
+	PprofAddr string
 	// LeaderElection makes replicas elect one active hub. Default false.
 	LeaderElection bool
 	// QPS and Burst limit the hub's requests to its apiserver. Default 100 and 200
@@ -147,6 +149,7 @@ func Run(ctx context.Context, opts Options) error {
 		Scheme:                 hubScheme,
 		Metrics:                metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress: opts.HealthAddr,
+		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "flotilla-hub",
 		WebhookServer:          webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: certDir}),

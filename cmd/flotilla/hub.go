@@ -56,6 +56,7 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt, tls.key (and optionally ca.crt) for the webhook server (default: a self-signed certificate made at start)")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Prometheus metrics address (0 = off)")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")
+	f.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address serving Go's profiles at /debug/pprof/ (empty = off; keep it on localhost)")
 	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect one active hub among replicas")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd

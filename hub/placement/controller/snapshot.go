@@ -103,7 +103,16 @@ func (c *infoCache) get(clusters []clusterv1.ManagedCluster, scores []clusterv1a
 		key := v.String()
 		e, ok := c.entries[cl.Name]
 		if !ok || e.version != key {
-			e = infoEntry{version: key, info: framework.NewClusterInfo(cl, byNS[cl.Name])}
+			// The entry outlives this pass: it holds its own copies, since a pointer
+			// into clusters or scores would keep this pass's whole list alive (with
+			// 1,000 clusters changing, hundreds of lists: most of the hub's heap).
+			own := *cl
+			var ownScores []*clusterv1alpha1.AddOnPlacementScore
+			for _, sc := range byNS[cl.Name] {
+				sc := *sc
+				ownScores = append(ownScores, &sc)
+			}
+			e = infoEntry{version: key, info: framework.NewClusterInfo(&own, ownScores)}
 			c.entries[cl.Name] = e
 		}
 		out = append(out, e.info)

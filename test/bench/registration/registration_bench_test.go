@@ -1,16 +1,9 @@
 package registration_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,13 +17,12 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
-	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
-	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -58,8 +50,8 @@ func runJoin(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hubPID := startHub(b, ctx, env)
-	waitHub(b, ctx, env)
+	hubPID := benchutil.StartHub(b, ctx, env)
+	benchutil.WaitHub(b, ctx, env)
 
 	spoke := env.Clusters[0]
 	names := make([]string, n)
@@ -137,7 +129,7 @@ func runJoin(b *testing.B, n int) {
 	b.ReportMetric(ms(percentile(d, 50)), "ms-p50")
 	b.ReportMetric(ms(percentile(d, 99)), "ms-p99")
 	b.ReportMetric(ms(d[len(d)-1]), "ms-all-joined")
-	rss, hwm := memory(hubPID)
+	rss, hwm := benchutil.Memory(hubPID)
 	b.ReportMetric(rss, "MiB-hub-rss")
 	b.ReportMetric(hwm, "MiB-hub-peak-rss")
 }
@@ -151,72 +143,4 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 		rank = 1
 	}
 	return sorted[rank-1]
-}
-
-// startHub runs `flotilla hub` as its own process and returns its PID.
-func startHub(b *testing.B, ctx context.Context, env *testenv.Env) int {
-	bin := os.Getenv("FLOTILLA")
-	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "flotilla")
-		build := exec.Command("go", "build", "-o", bin, "flotilla.dev/flotilla/cmd/flotilla")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			b.Fatalf("build flotilla: %v", err)
-		}
-	}
-	log, err := os.Create(filepath.Join(b.TempDir(), "hub.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, bin, "hub", "--kubeconfig", env.Hub.KubeconfigPath)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		log.Close()
-	})
-	return cmd.Process.Pid
-}
-
-// waitHub waits until the hub process registered its webhooks.
-func waitHub(b *testing.B, ctx context.Context, env *testenv.Env) {
-	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		// `init` registers a fail-closed placeholder; the hub replaces it when it serves.
-		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
-		return err == nil && !webhook.IsPlaceholder(vwc), nil
-	})
-	if err != nil {
-		b.Fatalf("hub did not serve: %v", err)
-	}
-}
-
-// memory reads the process's resident and peak resident memory in MiB.
-func memory(pid int) (rss, hwm float64) {
-	if runtime.GOOS != "linux" {
-		return 0, 0
-	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
-	}
-	return rss, hwm
 }

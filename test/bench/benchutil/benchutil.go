@@ -1,0 +1,114 @@
+// Package benchutil holds what several benchmarks need: running the real
+// `flotilla hub` process, reading a process's memory and CPU from /proc.
+package benchutil
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/registration/webhook"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// Flotilla is the flotilla binary: $FLOTILLA, or one built for the benchmark.
+func Flotilla(b testing.TB) string {
+	if bin := os.Getenv("FLOTILLA"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(b.TempDir(), "flotilla")
+	build := exec.Command("go", "build", "-o", bin, "flotilla.dev/flotilla/cmd/flotilla")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		b.Fatalf("build flotilla: %v", err)
+	}
+	return bin
+}
+
+// StartHub runs `flotilla hub` (with extra args) as its own process against
+// env's hub, logging to a file of the benchmark, and returns its PID; it is
+// stopped when b ends.
+func StartHub(b testing.TB, ctx context.Context, env *testenv.Env, args ...string) int {
+	log, err := os.Create(filepath.Join(b.TempDir(), "hub.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, Flotilla(b), append([]string{"hub", "--kubeconfig", env.Hub.KubeconfigPath}, args...)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		log.Close()
+	})
+	return cmd.Process.Pid
+}
+
+// WaitHub waits until the hub process registered its webhooks.
+func WaitHub(b testing.TB, ctx context.Context, env *testenv.Env) {
+	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		// `init` registers a fail-closed placeholder; the hub replaces it when it serves.
+		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, hub.WebhookConfigurationName, metav1.GetOptions{})
+		return err == nil && !webhook.IsPlaceholder(vwc), nil
+	})
+	if err != nil {
+		b.Fatalf("hub did not serve: %v", err)
+	}
+}
+
+// Memory reads a process's resident and peak resident memory in MiB (0 when
+// the process is gone).
+func Memory(pid int) (rss, hwm float64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "VmRSS:":
+			rss = kb / 1024
+		case "VmHWM:":
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}
+
+// CPU is the user+system CPU time a process has used.
+func CPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (in parentheses, which may hold spaces).
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}

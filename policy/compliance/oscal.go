@@ -32,9 +32,10 @@ func WriteOSCAL(w io.Writer, r *Report) error {
 }
 
 // AssessmentResults builds the OSCAL assessment-results document of r: one
-// result with the clusters as inventory items (the subjects), an observation
-// per control and cluster (per violating policy template where NonCompliant,
-// with its message and time), and a finding per control: satisfied when every
+// result with the clusters as inventory items (the subjects), observations
+// per control (one per violating policy template and cluster, with its
+// message and time; one per other state, its subjects the clusters in that
+// state), and a finding per control: satisfied when every
 // cluster its policies reach is Compliant. With a baseline, the result reviews
 // the baseline's controls and each one no policy covers gets a not-satisfied
 // finding. Controls without an ID (unmapped policies, title-only entries) are
@@ -103,11 +104,9 @@ func AssessmentResults(r *Report) *oscal.OscalModels {
 			review(id)
 		}
 		var related []oscal.RelatedObservation
-		for _, cell := range c.Clusters {
-			for _, o := range observationsOf(stamp, s, c, cell, r.GeneratedAt) {
-				observations = append(observations, o)
-				related = append(related, oscal.RelatedObservation{ObservationUuid: o.UUID})
-			}
+		for _, o := range observationsOf(stamp, s, c, r.GeneratedAt) {
+			observations = append(observations, o)
+			related = append(related, oscal.RelatedObservation{ObservationUuid: o.UUID})
 		}
 		fd := oscal.Finding{
 			UUID:        oscalUUID("finding", stamp, s.Name, c.ID),
@@ -161,39 +160,59 @@ func AssessmentResults(r *Report) *oscal.OscalModels {
 
 func clusterUUID(name string) string { return oscalUUID("cluster", name) }
 
-// observationsOf describes a control on a cluster: one observation per
-// violating policy template when NonCompliant, else one with the state.
-func observationsOf(stamp string, s *Standard, c *Control, cell Cell, now time.Time) []oscal.Observation {
-	subjects := &[]oscal.SubjectReference{{SubjectUuid: clusterUUID(cell.Cluster), Type: "inventory-item", Title: cell.Cluster}}
-	base := func(key string, collected time.Time) oscal.Observation {
-		return oscal.Observation{
-			UUID:      oscalUUID("observation", stamp, s.Name, c.ID, cell.Cluster, key),
-			Methods:   []string{"TEST"},
-			Collected: collected.UTC(),
-			Subjects:  subjects,
-		}
-	}
-	if cell.State != NonCompliant || len(cell.Violations) == 0 {
-		o := base("", now)
-		o.Title = c.ID + " on " + cell.Cluster + ": " + string(cell.State)
-		o.Description = fmt.Sprintf("%s %s is %s on cluster %s (policies: %s).", s.Name, c.Label(), cell.State, cell.Cluster, strings.Join(c.Policies, ", "))
-		o.Props = props("control-id", c.ID, "state", string(cell.State))
-		return []oscal.Observation{o}
+// observationsOf describes a control on the clusters its policies reach: one
+// observation per state other than NonCompliant, whose subjects are the
+// clusters in that state, and one per violating policy template on each
+// NonCompliant cluster, with the policy's message and its time.
+func observationsOf(stamp string, s *Standard, c *Control, now time.Time) []oscal.Observation {
+	subject := func(cluster string) oscal.SubjectReference {
+		return oscal.SubjectReference{SubjectUuid: clusterUUID(cluster), Type: "inventory-item", Title: cluster}
 	}
 	var out []oscal.Observation
-	for _, v := range cell.Violations {
-		when := v.Time
-		if when.IsZero() {
-			when = now
+	byState := map[State][]oscal.SubjectReference{}
+	for _, cell := range c.Clusters {
+		if cell.State != NonCompliant || len(cell.Violations) == 0 {
+			byState[cell.State] = append(byState[cell.State], subject(cell.Cluster))
+			continue
 		}
-		o := base(v.Policy+"\x00"+v.Template, when)
-		o.Title = c.ID + " on " + cell.Cluster + ": " + v.Policy + " is NonCompliant"
-		o.Description = v.Message
-		if o.Description == "" {
-			o.Description = "Policy " + v.Policy + " is NonCompliant on cluster " + cell.Cluster + " (no message reported yet)."
+		for _, v := range cell.Violations {
+			when := v.Time
+			if when.IsZero() {
+				when = now
+			}
+			desc := v.Message
+			if desc == "" {
+				desc = "Policy " + v.Policy + " is NonCompliant on cluster " + cell.Cluster + " (no message reported yet)."
+			}
+			out = append(out, oscal.Observation{
+				UUID:        oscalUUID("observation", stamp, s.Name, c.ID, cell.Cluster, v.Policy, v.Template),
+				Title:       c.ID + " on " + cell.Cluster + ": " + v.Policy + " is NonCompliant",
+				Description: desc,
+				Methods:     []string{"TEST"},
+				Collected:   when.UTC(),
+				Subjects:    &[]oscal.SubjectReference{subject(cell.Cluster)},
+				Props:       props("control-id", c.ID, "state", string(NonCompliant), "policy", v.Policy, "template", v.Template),
+			})
 		}
-		o.Props = props("control-id", c.ID, "state", string(NonCompliant), "policy", v.Policy, "template", v.Template)
-		out = append(out, o)
+	}
+	for _, st := range []State{NonCompliant, Pending, Unknown, Compliant} {
+		subjects := byState[st]
+		if len(subjects) == 0 {
+			continue
+		}
+		names := make([]string, len(subjects))
+		for i, sub := range subjects {
+			names[i] = sub.Title
+		}
+		out = append(out, oscal.Observation{
+			UUID:        oscalUUID("observation", stamp, s.Name, c.ID, string(st)),
+			Title:       fmt.Sprintf("%s %s on %d clusters", c.ID, st, len(subjects)),
+			Description: fmt.Sprintf("%s %s is %s on %s (policies: %s).", s.Name, c.Label(), st, strings.Join(names, ", "), strings.Join(c.Policies, ", ")),
+			Methods:     []string{"TEST"},
+			Collected:   now.UTC(),
+			Subjects:    &subjects,
+			Props:       props("control-id", c.ID, "state", string(st)),
+		})
 	}
 	return out
 }

@@ -66,7 +66,7 @@ func writeBaselineTable(w io.Writer, cov *Coverage) error {
 		rows.Add(f.Label(), strconv.Itoa(f.InBaseline), strconv.Itoa(f.Covered), strconv.Itoa(f.Met),
 			orNone(strings.Join(f.WithStatus(BaselineNotMet), ",")), orNone(strings.Join(f.WithStatus(BaselineUncovered), ",")))
 	}
-	rows.Add("TOTAL", strconv.Itoa(cov.InBaseline), strconv.Itoa(cov.Covered), strconv.Itoa(cov.Met), "", "")
+	rows.Add("TOTAL", strconv.Itoa(cov.InBaseline), strconv.Itoa(cov.Covered), strconv.Itoa(cov.Met), "-", "-")
 	return printer.WriteTable(w, rows)
 }
 

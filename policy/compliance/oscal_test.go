@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/defenseunicorns/go-oscal/src/pkg/validation"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 )
 
 // validateOSCAL validates an OSCAL document against the OSCAL JSON schema of
@@ -81,12 +83,17 @@ func TestOSCAL(t *testing.T) {
 	}
 }
 
-// TestOSCALEdgeCases: documents from an empty report and from one without a
-// baseline are valid too.
+// TestOSCALEdgeCases: documents from an empty report, from one without a
+// baseline and from odd annotations (other standards, titles only, unicode,
+// huge IDs, a cluster name with a space) are valid too.
 func TestOSCALEdgeCases(t *testing.T) {
 	r := fleet()
 	r.Baseline = nil
-	for name, rep := range map[string]*Report{"empty": Build(Input{Now: t0}, Filter{}), "no baseline": r} {
+	odd := Build(Input{Now: t0, Roots: []policyv1.Policy{
+		root("ns", "odd").annotate("ISO 27001, NIST-CSF, nist", "  , PR.PT, Données", "AC-99999999999999999999(1), PR.DS-1 Data-at-rest, Konfiguration ✓, SI-4.2").
+			on("c1", policyv1.NonCompliant).on("c 2", "").obj(),
+	}}, Filter{})
+	for name, rep := range map[string]*Report{"empty": Build(Input{Now: t0}, Filter{}), "no baseline": r, "odd annotations": odd} {
 		t.Run(name, func(t *testing.T) {
 			var buf strings.Builder
 			if err := WriteOSCAL(&buf, rep); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/nist"
 )
 
 // newComplianceCommand is `flotilla compliance`, reports on the fleet's
@@ -24,6 +25,7 @@ func newComplianceCommand() *cobra.Command {
 func newComplianceReportCommand() *cobra.Command {
 	var (
 		kubeconfig, kctx, output string
+		baseline                 string
 		filter                   compliance.Filter
 		render                   compliance.RenderOptions
 	)
@@ -33,11 +35,20 @@ func newComplianceReportCommand() *cobra.Command {
 		Example: `  flotilla compliance report
   flotilla compliance report --standard "NIST SP 800-53" --control AC-6
   flotilla compliance report --by cluster --clusters east,west
-  flotilla compliance report -o html > report.html`,
+  flotilla compliance report -o html > report.html
+  flotilla compliance report --baseline moderate
+  flotilla compliance report --baseline my-profile.json -o oscal > assessment-results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := render.Validate(output); err != nil {
 				return err
+			}
+			var b *nist.Baseline
+			if baseline != "" {
+				var err error
+				if b, err = nist.Default().LoadBaseline(baseline); err != nil {
+					return err
+				}
 			}
 			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
@@ -46,6 +57,9 @@ func newComplianceReportCommand() *cobra.Command {
 			r, err := compliance.Load(cmd.Context(), c, filter, time.Now())
 			if err != nil {
 				return err
+			}
+			if b != nil {
+				r.Baseline = compliance.Cover(r, b, filter)
 			}
 			return compliance.Render(cmd.OutOrStdout(), output, r, render)
 		},
@@ -56,6 +70,7 @@ func newComplianceReportCommand() *cobra.Command {
 	f.StringVar(&filter.Control, "control", "", "only this control and its enhancements (AC-6), or family (AC)")
 	f.StringSliceVar(&filter.Clusters, "clusters", nil, "only these clusters (comma-separated)")
 	f.StringVar(&render.By, "by", compliance.ByControl, "rows per control or per cluster (table and json)")
-	f.StringVarP(&output, "output", "o", compliance.FormatTable, "output format: table, csv, json or html")
+	f.StringVar(&baseline, "baseline", "", "report coverage of a NIST SP 800-53 rev5 baseline: low, moderate, high, privacy, or an OSCAL profile file (JSON)")
+	f.StringVarP(&output, "output", "o", compliance.FormatTable, "output format: table, csv, json, html or oscal (OSCAL assessment-results)")
 	return cmd
 }

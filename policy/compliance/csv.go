@@ -4,15 +4,20 @@ import (
 	"encoding/csv"
 	"io"
 	"strings"
+
+	"flotilla.dev/flotilla/policy/compliance/nist"
 )
 
 // CSVHeader is the CSV schema (compliance.flotilla.dev/v1): one row per
 // standard, control and cluster; a control no cluster reports on has one row
 // with empty cluster and state. Multi-valued cells are joined with "; ".
-// Columns are only ever added at the end.
+// Columns are only ever added at the end. With a baseline, baseline_status is
+// met, not-met or uncovered on the rows of its controls (empty elsewhere), and
+// each baseline control no policy covers has a row of its own.
 var CSVHeader = []string{
 	"standard", "family_id", "family_title", "control_id", "control_title",
 	"cluster", "state", "policies", "violating_policies", "messages",
+	"baseline_status",
 }
 
 // WriteCSV writes the report as CSV with CSVHeader.
@@ -22,11 +27,17 @@ func WriteCSV(w io.Writer, r *Report) error {
 		return err
 	}
 	var err error
+	inBaseline := r.baselineControls()
+	status := r.baselineStatus()
 	r.eachControl(func(s *Standard, f *Family, c *Control) {
 		base := []string{s.Name, f.ID, f.Title, c.ID, c.Title}
 		policies := strings.Join(c.Policies, "; ")
+		bs := ""
+		if s.Name == nist.Standard && inBaseline[c.ID] {
+			bs = status(c.ID)
+		}
 		if len(c.Clusters) == 0 {
-			err = firstErr(err, cw.Write(append(base, "", "", policies, "", "")))
+			err = firstErr(err, cw.Write(append(base, "", "", policies, "", "", bs)))
 			return
 		}
 		for _, cell := range c.Clusters {
@@ -38,9 +49,17 @@ func WriteCSV(w io.Writer, r *Report) error {
 				}
 			}
 			err = firstErr(err, cw.Write(append(base, cell.Cluster, string(cell.State), policies,
-				strings.Join(violators, "; "), strings.Join(messages, "; "))))
+				strings.Join(violators, "; "), strings.Join(messages, "; "), bs)))
 		}
 	})
+	// Baseline controls no policy covers: one row each.
+	if r.Baseline != nil {
+		for _, f := range r.Baseline.Families {
+			for _, c := range f.Uncovered {
+				err = firstErr(err, cw.Write([]string{nist.Standard, f.ID, f.Title, c.ID, c.Title, "", "", "", "", "", BaselineUncovered}))
+			}
+		}
+	}
 	cw.Flush()
 	return firstErr(err, cw.Error())
 }
@@ -59,4 +78,18 @@ func firstErr(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// baselineControls is the set of IDs in r's baseline section.
+func (r *Report) baselineControls() map[string]bool {
+	out := map[string]bool{}
+	if r.Baseline == nil {
+		return out
+	}
+	for _, f := range r.Baseline.Families {
+		for _, c := range f.Controls {
+			out[c.ID] = true
+		}
+	}
+	return out
 }

@@ -34,6 +34,13 @@ type htmlView struct {
 	Totals   Counts
 	Families []familyView
 	Heat     heatView
+	// Coverage has one row per family of the baseline section.
+	Coverage []coverageView
+}
+
+type coverageView struct {
+	Family *FamilyCoverage
+	Bars   []barView
 }
 
 type familyView struct {
@@ -107,6 +114,14 @@ func newHTMLView(r *Report) htmlView {
 			}
 		}
 	}
+	if r.Baseline != nil {
+		for i := range r.Baseline.Families {
+			f := &r.Baseline.Families[i]
+			v.Coverage = append(v.Coverage, coverageView{Family: f, Bars: segmentBars([]segment{
+				{"compliant", f.Met, "met"}, {"noncompliant", f.Covered - f.Met, "covered, not met"}, {"unknown", f.InBaseline - f.Covered, "not covered"},
+			})})
+		}
+	}
 	v.Heat.Width = rowLabelW + len(r.Clusters)*cellSize + cellSize
 	v.Heat.Height = colLabelH + len(v.Heat.Rows)*cellSize + 2
 	return v
@@ -115,21 +130,34 @@ func newHTMLView(r *Report) htmlView {
 // bars splits a bar of barWidth between compliant, noncompliant and pending;
 // the last segment takes the rounding.
 func bars(c Counts) []barView {
-	total := c.Total()
+	return segmentBars([]segment{{"compliant", c.Compliant, "compliant"}, {"noncompliant", c.NonCompliant, "noncompliant"}, {"pending", c.Pending, "pending"}})
+}
+
+// segment is one part of a stacked bar: its CSS class, count and caption.
+type segment struct {
+	class string
+	n     int
+	what  string
+}
+
+// segmentBars splits a bar of barWidth between the segments; the last drawn
+// segment takes the rounding.
+func segmentBars(segs []segment) []barView {
+	total := 0
+	for _, p := range segs {
+		total += p.n
+	}
 	if total == 0 {
 		return nil
 	}
 	var out []barView
 	x := 0
-	for _, p := range []struct {
-		class string
-		n     int
-	}{{"compliant", c.Compliant}, {"noncompliant", c.NonCompliant}, {"pending", c.Pending}} {
+	for _, p := range segs {
 		if p.n == 0 {
 			continue
 		}
 		w := p.n * barWidth / total
-		out = append(out, barView{Class: p.class, X: x, W: w, Count: p.n, Caption: strconv.Itoa(p.n) + " " + p.class})
+		out = append(out, barView{Class: p.class, X: x, W: w, Count: p.n, Caption: strconv.Itoa(p.n) + " " + p.what})
 		x += w
 	}
 	out[len(out)-1].W += barWidth - x

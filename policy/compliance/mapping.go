@@ -3,6 +3,8 @@ package compliance
 import (
 	"sort"
 	"time"
+
+	"flotilla.dev/flotilla/policy/compliance/nist"
 )
 
 // mapping places a policy under one (standard, family, control).
@@ -69,6 +71,28 @@ func familyFor(ctl Item, categories []Item) Item {
 		return Item{ID: prefix}
 	}
 	return Item{Title: Unmapped}
+}
+
+// official gives NIST SP 800-53 families and controls the catalog's titles,
+// whatever title (or none) the annotation wrote: "AC-6(1)" becomes "AC-6(1)
+// Authorize Access to Security Functions", "CM-2 Baseline Configration" is
+// spelled right. IDs the catalog does not know keep the annotation's title.
+func official(m mapping) mapping {
+	if m.standard != nist.Standard {
+		return m
+	}
+	cat := nist.Default()
+	if m.control.ID != "" {
+		if c, ok := cat.Control(m.control.ID); ok {
+			m.control.Title = c.Title
+		}
+	}
+	if m.family.ID != "" {
+		if f, ok := cat.Family(m.family.ID); ok {
+			m.family.Title = f.Title
+		}
+	}
+	return m
 }
 
 // builder accumulates cells per (standard, family, control) and cluster.

@@ -13,10 +13,12 @@ const (
 	FormatCSV   = "csv"
 	FormatJSON  = "json"
 	FormatHTML  = "html"
+	// FormatOSCAL is NIST OSCAL assessment-results JSON.
+	FormatOSCAL = "oscal"
 )
 
 // Formats lists the output formats Render accepts.
-var Formats = []string{FormatTable, FormatCSV, FormatJSON, FormatHTML}
+var Formats = []string{FormatTable, FormatCSV, FormatJSON, FormatHTML, FormatOSCAL}
 
 // Pivots for the table and JSON outputs.
 const (
@@ -60,6 +62,8 @@ func Render(w io.Writer, format string, r *Report, o RenderOptions) error {
 		return WriteJSON(w, r)
 	case FormatHTML:
 		return WriteHTML(w, r)
+	case FormatOSCAL:
+		return WriteOSCAL(w, r)
 	}
 	if o.By == ByCluster {
 		return WriteClusterTable(w, r)
@@ -80,6 +84,7 @@ type ClusterSummary struct {
 type ClusterView struct {
 	SchemaVersion string           `json:"schemaVersion"`
 	Clusters      []ClusterSummary `json:"clusters"`
+	Baseline      *Coverage        `json:"baseline,omitempty"`
 }
 
 // ByCluster pivots the report: one summary per cluster, sorted by name.
@@ -100,7 +105,7 @@ func (r *Report) ByCluster() *ClusterView {
 			}
 		}
 	})
-	v := &ClusterView{SchemaVersion: SchemaVersion, Clusters: []ClusterSummary{}}
+	v := &ClusterView{SchemaVersion: SchemaVersion, Clusters: []ClusterSummary{}, Baseline: r.Baseline}
 	for _, c := range r.Clusters {
 		v.Clusters = append(v.Clusters, *idx[c])
 	}

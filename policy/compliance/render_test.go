@@ -12,18 +12,20 @@ import (
 	"testing"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance/nist"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // fleet is the fixture every renderer is tested on: three clusters, NIST SP
 // 800-53 and NIST-CSF policies with policy-collection annotations, one policy
-// with none, messages from the replicas.
+// with none, messages from the replicas, and the coverage of a small baseline
+// profile (testdata/baseline-profile.json).
 func fleet() *Report {
 	in := Input{
 		Now: t0,
 		Roots: []policyv1.Policy{
-			root("policies", "policy-configmap").annotate(nist, cm, "CM-2 Baseline Configuration").
+			root("policies", "policy-configmap").annotate(sp80053, cm, "CM-2 Baseline Configuration").
 				on("east", policyv1.Compliant).on("west", policyv1.NonCompliant).on("edge-1", policyv1.Compliant).obj(),
 			root("policies", "policy-limitrange").annotate("NIST SP 800-53", "SC System and Communications Protection", "SC-6 Resource Availability").
 				on("east", policyv1.Compliant).on("west", policyv1.Pending).obj(),
@@ -46,7 +48,13 @@ func fleet() *Report {
 				tmpl{"check-ns", policyv1.NonCompliant, []string{"NonCompliant; violation - namespaces [<script>alert(1)</script>] not found"}}),
 		},
 	}
-	return Build(in, Filter{})
+	r := Build(in, Filter{})
+	b, err := nist.Default().LoadBaseline(filepath.Join("testdata", "baseline-profile.json"))
+	if err != nil {
+		panic(err)
+	}
+	r.Baseline = Cover(r, b, Filter{})
+	return r
 }
 
 func golden(t *testing.T, name string, got []byte) {

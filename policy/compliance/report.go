@@ -62,6 +62,8 @@ type Report struct {
 	GeneratedAt   time.Time  `json:"generatedAt"`
 	Clusters      []string   `json:"clusters"`
 	Standards     []Standard `json:"standards"`
+	// Baseline is the coverage of a baseline (--baseline), when one is asked for.
+	Baseline *Coverage `json:"baseline,omitempty"`
 }
 
 // Standard groups the families of one standard (or "unmapped").
@@ -174,6 +176,7 @@ func Build(in Input, f Filter) *Report {
 			cells = append(cells, c)
 		}
 		for _, m := range mappings(Classify(p.Annotations)) {
+			m = official(m)
 			if wantStd != "" && strings.ToLower(m.standard) != wantStd {
 				continue
 			}

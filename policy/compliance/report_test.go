@@ -8,8 +8,8 @@ import (
 )
 
 const (
-	nist = "NIST SP 800-53"
-	cm   = "CM Configuration Management"
+	sp80053 = "NIST SP 800-53"
+	cm      = "CM Configuration Management"
 )
 
 // cellsOf returns control id -> cluster -> state for one standard.
@@ -50,9 +50,9 @@ func TestPrecedence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var in Input
 			for i, s := range tc.states {
-				in.Roots = append(in.Roots, root("default", string(rune('a'+i))).annotate(nist, cm, "CM-2 Baseline Configuration").on("c1", s).obj())
+				in.Roots = append(in.Roots, root("default", string(rune('a'+i))).annotate(sp80053, cm, "CM-2 Baseline Configuration").on("c1", s).obj())
 			}
-			got := cellsOf(Build(in, Filter{}), nist)["CM-2"]["c1"]
+			got := cellsOf(Build(in, Filter{}), sp80053)["CM-2"]["c1"]
 			if got != tc.want {
 				t.Fatalf("state = %s, want %s", got, tc.want)
 			}
@@ -64,11 +64,11 @@ func TestBuildGroupsAndMessages(t *testing.T) {
 	in := Input{
 		Now: t0,
 		Roots: []policyv1.Policy{
-			root("policies", "baseline").annotate(nist, cm, "CM-2 Baseline Configuration, CM-6 Configuration Settings").
+			root("policies", "baseline").annotate(sp80053, cm, "CM-2 Baseline Configuration, CM-6 Configuration Settings").
 				on("c1", policyv1.Compliant).on("c2", policyv1.NonCompliant).obj(),
 			root("policies", "ns-quota").annotate("NIST", "CM", "CM-2").on("c1", policyv1.NonCompliant).obj(),
 			root("policies", "no-annotations").on("c1", policyv1.Compliant).obj(),
-			root("policies", "off").annotate(nist, cm, "CM-2").disabled().on("c3", policyv1.NonCompliant).obj(),
+			root("policies", "off").annotate(sp80053, cm, "CM-2").disabled().on("c3", policyv1.NonCompliant).obj(),
 		},
 		Replicas: []policyv1.Policy{
 			replica("policies", "baseline", "c2",
@@ -80,10 +80,10 @@ func TestBuildGroupsAndMessages(t *testing.T) {
 	if want := []string{"c1", "c2"}; !reflect.DeepEqual(r.Clusters, want) {
 		t.Fatalf("clusters = %v, want %v (a disabled policy's clusters are left out)", r.Clusters, want)
 	}
-	if len(r.Standards) != 2 || r.Standards[0].Name != nist || r.Standards[1].Name != Unmapped {
+	if len(r.Standards) != 2 || r.Standards[0].Name != sp80053 || r.Standards[1].Name != Unmapped {
 		t.Fatalf("standards = %+v, want NIST SP 800-53 then unmapped", r.Standards)
 	}
-	got := cellsOf(r, nist)
+	got := cellsOf(r, sp80053)
 	want := map[string]map[string]State{
 		"CM-2": {"c1": NonCompliant, "c2": NonCompliant},
 		"CM-6": {"c1": Compliant, "c2": NonCompliant},
@@ -123,7 +123,7 @@ func TestBuildGroupsAndMessages(t *testing.T) {
 
 func TestFilter(t *testing.T) {
 	in := Input{Roots: []policyv1.Policy{
-		root("p", "a").annotate(nist, "AC Access Control", "AC-6, AC-6(1) Least Privilege, AC-2").on("c1", policyv1.NonCompliant).on("c2", policyv1.Compliant).obj(),
+		root("p", "a").annotate(sp80053, "AC Access Control", "AC-6, AC-6(1) Least Privilege, AC-2").on("c1", policyv1.NonCompliant).on("c2", policyv1.Compliant).obj(),
 		root("p", "b").annotate("NIST-CSF", "PR.PT Protective Technology", "PR.PT-3").on("c1", policyv1.Compliant).obj(),
 		root("p", "c").on("c2", policyv1.Compliant).obj(),
 	}}
@@ -161,7 +161,7 @@ func TestFilter(t *testing.T) {
 	if !reflect.DeepEqual(r.Clusters, []string{"c2"}) {
 		t.Fatalf("clusters = %v, want [c2]", r.Clusters)
 	}
-	if got := cellsOf(r, nist)["AC-6"]; !reflect.DeepEqual(got, map[string]State{"c2": Compliant}) {
+	if got := cellsOf(r, sp80053)["AC-6"]; !reflect.DeepEqual(got, map[string]State{"c2": Compliant}) {
 		t.Fatalf("AC-6 on c2 only = %v", got)
 	}
 }
@@ -171,14 +171,14 @@ func TestMappingFamilies(t *testing.T) {
 	// control is kept with "(no control)"; a control with no category gets a
 	// family named after its prefix.
 	got := mappings(Classify(map[string]string{
-		policyv1.StandardsAnnotation:  nist,
+		policyv1.StandardsAnnotation:  sp80053,
 		policyv1.CategoriesAnnotation: "AC Access Control, AU Audit and Accountability",
 		policyv1.ControlsAnnotation:   "AC-3, SC-28",
 	}))
 	want := []mapping{
-		{nist, Item{ID: "AC", Title: "Access Control"}, Item{ID: "AC-3"}},
-		{nist, Item{ID: "SC"}, Item{ID: "SC-28"}},
-		{nist, Item{ID: "AU", Title: "Audit and Accountability"}, noControl},
+		{sp80053, Item{ID: "AC", Title: "Access Control"}, Item{ID: "AC-3"}},
+		{sp80053, Item{ID: "SC"}, Item{ID: "SC-28"}},
+		{sp80053, Item{ID: "AU", Title: "Audit and Accountability"}, noControl},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("mappings:\n got %+v\nwant %+v", got, want)

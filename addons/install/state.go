@@ -1,6 +1,7 @@
 package install
 
 import (
+	"encoding/json"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -73,4 +74,30 @@ func allApplied(refs []addonv1alpha1.ConfigReference) bool {
 		}
 	}
 	return true
+}
+
+// RolloutFacts sums up what Plan reads of a ManagedClusterAddOn (deletion,
+// spec.configs, configReferences, the conditions State reads): an update that
+// leaves it unchanged needs no new plan. Deploy writes statuses often (work
+// status, health); most of those writes change nothing here.
+func RolloutFacts(o any) string {
+	mca, ok := o.(*addonv1alpha1.ManagedClusterAddOn)
+	if !ok {
+		return ""
+	}
+	type cond struct{ Status, Reason, Message, Since string }
+	facts := struct {
+		Deleting bool
+		Configs  []addonv1alpha1.AddOnConfig
+		Refs     []addonv1alpha1.ConfigReference
+		Conds    map[string]cond
+	}{Deleting: mca.DeletionTimestamp != nil, Configs: mca.Spec.Configs, Refs: mca.Status.ConfigReferences, Conds: map[string]cond{}}
+	for _, t := range []string{addonv1alpha1.ManagedClusterAddOnConditionConfigured, addonv1alpha1.ManagedClusterAddOnManifestApplied,
+		addonv1alpha1.ManagedClusterAddOnConditionAvailable} {
+		if c := meta.FindStatusCondition(mca.Status.Conditions, t); c != nil {
+			facts.Conds[t] = cond{string(c.Status), c.Reason, c.Message, c.LastTransitionTime.String()}
+		}
+	}
+	raw, _ := json.Marshal(facts)
+	return string(raw)
 }

@@ -69,3 +69,17 @@ func TestState(t *testing.T) {
 		})
 	}
 }
+
+func TestRolloutFacts(t *testing.T) {
+	base := &addonv1alpha1.ManagedClusterAddOn{Status: addonv1alpha1.ManagedClusterAddOnStatus{Conditions: []metav1.Condition{
+		{Type: "Available", Status: metav1.ConditionTrue, Reason: "WorkApplied"}, {Type: "Degraded", Status: metav1.ConditionFalse}}}}
+	other := base.DeepCopy()
+	other.Status.Conditions[1].Status = metav1.ConditionTrue
+	other.Status.Namespace = "elsewhere"
+	assert.Equal(t, RolloutFacts(base), RolloutFacts(other), "Degraded and the namespace do not change the plan")
+	other.Status.Conditions[0].Status = metav1.ConditionFalse
+	assert.NotEqual(t, RolloutFacts(base), RolloutFacts(other), "Available does")
+	other = base.DeepCopy()
+	other.Status.ConfigReferences = []addonv1alpha1.ConfigReference{ref("x", "h")}
+	assert.NotEqual(t, RolloutFacts(base), RolloutFacts(other), "configReferences do")
+}

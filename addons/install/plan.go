@@ -132,8 +132,12 @@ func Plan(s Snapshot) Decision {
 		if _, placed := owner[name]; placed || mca.DeletionTimestamp != nil {
 			continue
 		}
-		if placementsOn && !keepOthers && metav1.IsControlledBy(mca, cma) {
-			d.Delete = append(d.Delete, name)
+		if placementsOn && metav1.IsControlledBy(mca, cma) {
+			// Created for a placement that no longer decides it: removed, or,
+			// while some placement cannot be read, left as it is.
+			if !keepOthers {
+				d.Delete = append(d.Delete, name)
+			}
 			continue
 		}
 		rest = append(rest, rollout.Cluster{Name: name})

@@ -207,6 +207,16 @@ func TestPlanRemovesWhatItCreated(t *testing.T) {
 	p.KeepOthers = true
 	d = Plan(Snapshot{CMA: cma, Placements: []Placement{p}, Addons: addons, Resolve: configs{}.resolve, Now: now})
 	assert.Empty(t, d.Delete, "decisions being rewritten remove nothing")
+
+	// The placement is gone: what it created is neither removed nor reconfigured.
+	cma.Spec.SupportedConfigs[0].DefaultConfig = &addonv1alpha1.ConfigReferent{Namespace: "ns", Name: "default"}
+	gone := Placement{PlacementStrategy: cma.Spec.InstallStrategy.Placements[0], Problem: "Placement ns/p does not exist"}
+	d = Plan(Snapshot{CMA: cma, Placements: []Placement{gone}, Addons: addons, Resolve: configs{"default": "h"}.resolve, Now: now})
+	assert.Empty(t, d.Delete)
+	assert.NotContains(t, d.Statuses, "c2", "left as it is")
+	assert.Equal(t, "default@h", desiredOf(d.Statuses["c3"]), "a Manual addon takes the default")
+	prog := meta.FindStatusCondition(d.Status.InstallProgressions[0].Conditions, "Progressing")
+	assert.Equal(t, "False/Failed", string(prog.Status)+"/"+prog.Reason)
 }
 
 func ptrTrue() *bool { b := true; return &b }

@@ -6,35 +6,41 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/addons/install"
 	"flotilla.dev/flotilla/addons/template"
-	"flotilla.dev/flotilla/internal/ocm"
 )
-
-// deploymentConfigs is the group/resource of AddOnDeploymentConfig.
-var deploymentConfigs = addonv1alpha1.ConfigGroupResource{Group: ocm.AddonGroup, Resource: "addondeploymentconfigs"}
 
 // templates is the group/resource of AddOnTemplate.
 var templates = template.Resource
 
-// templateAddon returns the addon an AddOnTemplate defines for mca: the one its
-// own configs name, else its ClusterManagementAddOn's default. ok false: mca
-// is no template addon. A named template that is missing is an error.
+// templateAddon returns the addon an AddOnTemplate defines for mca: the one
+// its desired configs name (status.configReferences, set by addons/install),
+// else the one its own configs or its ClusterManagementAddOn's defaults name.
+// ok false: mca is no template addon. A named template that is missing is an
+// error.
 func (r *Reconciler) templateAddon(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (framework.Addon, bool, error) {
 	var cma addonv1alpha1.ClusterManagementAddOn
 	if err := r.Get(ctx, types.NamespacedName{Name: mca.Name}, &cma); err != nil {
 		return nil, false, client.IgnoreNotFound(err)
 	}
 	name := ""
-	for _, c := range WantedConfigs(mca, &cma) {
+	for _, c := range framework.DesiredConfigs(cma.Spec.SupportedConfigs, nil, mca.Spec.Configs) {
 		if c.ConfigGroupResource == templates {
 			name = c.Name
+		}
+	}
+	for _, c := range mca.Status.ConfigReferences {
+		if c.ConfigGroupResource == templates && c.DesiredConfig != nil {
+			name = c.DesiredConfig.Name
 		}
 	}
 	if name == "" {
@@ -50,84 +56,91 @@ func (r *Reconciler) templateAddon(ctx context.Context, mca *addonv1alpha1.Manag
 	return template.Addon{Template: &t}, true, nil
 }
 
-// SpecHash is the hash OCM shows in configReferences: sha256 of the spec's JSON.
+// SpecHash is a short hash of a value's JSON (the rendered works' spec).
 func SpecHash(spec any) string {
 	raw, _ := json.Marshal(spec)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
 
-// WantedConfigs are the configs that apply to mca: its own spec.configs, and for
-// each supported type it names none of, the ClusterManagementAddOn's default.
-func WantedConfigs(mca *addonv1alpha1.ManagedClusterAddOn, cma *addonv1alpha1.ClusterManagementAddOn) []addonv1alpha1.AddOnConfig {
-	out := append([]addonv1alpha1.AddOnConfig(nil), mca.Spec.Configs...)
-	if cma == nil {
-		return out
-	}
-	for _, sc := range cma.Spec.SupportedConfigs {
-		if sc.DefaultConfig == nil {
-			continue
-		}
-		named := false
-		for _, c := range mca.Spec.Configs {
-			named = named || c.ConfigGroupResource == sc.ConfigGroupResource
-		}
-		if !named {
-			out = append(out, addonv1alpha1.AddOnConfig{ConfigGroupResource: sc.ConfigGroupResource, ConfigReferent: *sc.DefaultConfig})
-		}
-	}
-	return out
-}
-
-// resolved is what the configs of one ManagedClusterAddOn say.
+// resolved is what the desired configs of one ManagedClusterAddOn say.
 type resolved struct {
-	refs []addonv1alpha1.ConfigReference
+	// pending: the manifests are not rendered now (the configs are not set
+	// yet, or a config changed and this cluster's turn has not come); why.
+	pending string
 	// installNamespace from an AddOnDeploymentConfig ("" when none says).
 	installNamespace string
-	// hash of every config's spec hash: a change rolls the works out again.
+	// hash of every desired spec hash: a change rolls the works out again.
 	hash string
-	// spec is the AddOnDeploymentConfig that applies (the last one named), nil when none.
+	// specHashes is OCM's work annotation value: config key -> spec hash.
+	specHashes map[string]string
+	// spec is the AddOnDeploymentConfig that applies, nil when none.
 	spec *addonv1alpha1.AddOnDeploymentConfigSpec
 }
 
-// resolveConfigs reads each wanted config. A missing one is an error naming it;
-// unsupported types are an error too (Flotilla's manager reads
-// AddOnDeploymentConfig only).
-func (r *Reconciler) resolveConfigs(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, cma *addonv1alpha1.ClusterManagementAddOn) (resolved, error) {
-	var out resolved
-	all := ""
-	for _, c := range WantedConfigs(mca, cma) {
-		if c.ConfigGroupResource == templates {
-			continue // names the addon's template: read by the template lookup
+// resolveConfigs reads the configs addons/install set as mca's desired ones
+// (status.configReferences). Their content is used only while it still has
+// the desired spec hash: a config changed since is rolled out by
+// addons/install, cluster by cluster, and until this cluster's turn its works
+// stay as they are (pending). A missing config is an error naming it.
+func (r *Reconciler) resolveConfigs(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (resolved, error) {
+	out := resolved{specHashes: map[string]string{}}
+	if !meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionConfigured) {
+		out.pending = "waiting for the addon's configs to be set (condition Configured)"
+		if c := meta.FindStatusCondition(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionConfigured); c != nil {
+			out.pending += ": " + c.Message
 		}
-		if c.ConfigGroupResource != deploymentConfigs {
-			return out, fmt.Errorf("config %s.%s %s is of a type this hub's addon manager does not read (only addondeploymentconfigs)", c.Resource, c.Group, c.Name)
-		}
-		ns := c.Namespace
-		if ns == "" {
-			ns = mca.Namespace
-		}
-		var adc addonv1alpha1.AddOnDeploymentConfig
-		if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: c.Name}, &adc); err != nil {
-			if apierrors.IsNotFound(err) {
-				return out, fmt.Errorf("AddOnDeploymentConfig %s/%s named by the addon's configs does not exist: create it or remove the reference", ns, c.Name)
-			}
-			return out, fmt.Errorf("read AddOnDeploymentConfig %s/%s: %w", ns, c.Name, err)
-		}
-		h := SpecHash(adc.Spec)
-		out.spec = adc.Spec.DeepCopy()
-		all += h
-		if adc.Spec.AgentInstallNamespace != "" {
-			out.installNamespace = adc.Spec.AgentInstallNamespace
-		}
-		ref := addonv1alpha1.ConfigReferent{Namespace: ns, Name: c.Name}
-		out.refs = append(out.refs, addonv1alpha1.ConfigReference{
-			ConfigGroupResource: c.ConfigGroupResource, ConfigReferent: ref, LastObservedGeneration: adc.Generation,
-			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: ref, SpecHash: h},
-		})
 	}
-	if all != "" {
-		out.hash = SpecHash(all)[:16]
+	var all []string
+	for _, ref := range mca.Status.ConfigReferences {
+		d := ref.DesiredConfig
+		if d == nil {
+			continue
+		}
+		var obj client.Object
+		what := ""
+		switch ref.ConfigGroupResource {
+		case install.DeploymentConfigs:
+			obj, what = &addonv1alpha1.AddOnDeploymentConfig{}, fmt.Sprintf("AddOnDeploymentConfig %s/%s", d.Namespace, d.Name)
+		case install.Templates:
+			obj, what = &addonv1alpha1.AddOnTemplate{}, "AddOnTemplate "+d.Name
+		default:
+			return out, fmt.Errorf("config %s.%s %s is of a type this hub's addon manager does not read", ref.Resource, ref.Group, d.Name)
+		}
+		if err := r.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				return out, fmt.Errorf("%s named by the addon's configs does not exist: create it or remove the reference", what)
+			}
+			return out, fmt.Errorf("read %s: %w", what, err)
+		}
+		h, err := framework.SpecHash(obj)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", what, err)
+		}
+		if h != d.SpecHash && out.pending == "" {
+			out.pending = what + " changed; this cluster gets the change when the rollout gives it its turn"
+		}
+		out.specHashes[framework.ConfigKey(ref.ConfigGroupResource, d.ConfigReferent)] = d.SpecHash
+		all = append(all, d.SpecHash)
+		if adc, ok := obj.(*addonv1alpha1.AddOnDeploymentConfig); ok {
+			out.spec = adc.Spec.DeepCopy()
+			if adc.Spec.AgentInstallNamespace != "" {
+				out.installNamespace = adc.Spec.AgentInstallNamespace
+			}
+		}
+	}
+	if len(all) > 0 {
+		out.hash = SpecHash(strings.Join(all, ","))[:16]
 	}
 	return out, nil
+}
+
+// configSpecHashAnnotation is OCM's annotation value on a deploy work: the
+// JSON of config key -> spec hash.
+func (c resolved) configSpecHashAnnotation() string {
+	if len(c.specHashes) == 0 {
+		return ""
+	}
+	raw, _ := json.Marshal(c.specHashes)
+	return string(raw)
 }

@@ -10,10 +10,16 @@
 //     RoleBinding open-cluster-management:addon:<name> in the cluster namespace,
 //     bound to group system:open-cluster-management:cluster:<c>:addon:<name>
 //     (never cluster-wide; a registration asking for more is refused);
+//   - renders with the desired configs addons/install set in
+//     status.configReferences, only once the addon is Configured and while
+//     each config still has its desired spec hash (a changed config waits for
+//     this cluster's rollout turn; the works delivered stay), and sets each
+//     lastAppliedConfig once the works carrying them are applied and the addon
+//     is Available;
 //   - publishes status.namespace, registrations, relatedObjects and
 //     supportedConfigs, and the conditions ManifestApplied, RegistrationApplied,
-//     Progressing, Degraded, Configured, and Available (for the WorkField and
-//     None health modes; with Lease the klusterlet reports it).
+//     Progressing, Degraded, and Available (for the WorkField and None health
+//     modes; with Lease the klusterlet reports it). Configured is addons/install's.
 //
 // Finalizer: addon.open-cluster-management.io/addon-pre-delete. On deletion a
 // pre-delete hook (manifests labelled open-cluster-management.io/addon-pre-delete)

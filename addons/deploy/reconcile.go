@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -77,11 +78,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	facts := Facts{Generation: mca.Generation, Registration: opts.Registration, Health: opts.HealthMode(), Probe: opts.Health.Probe}
 	var errs []error
 
-	// Phase: configs and install namespace.
-	cfg, err := r.resolveConfigs(ctx, &mca, cma)
-	facts.ConfigErr = err
-	mca.Status.Namespace = firstOf(cfg.installNamespace, mca.Spec.InstallNamespace, ocm.DefaultAddonInstallNamespace)
-	mca.Status.ConfigReferences = cfg.refs
+	// Phase: configs (the desired ones addons/install set) and install namespace.
+	cfg, err := r.resolveConfigs(ctx, &mca)
+	facts.Pending = cfg.pending
+	if err != nil {
+		facts.Pending = err.Error()
+	}
+	render := err == nil && cfg.pending == ""
+	if render || mca.Status.Namespace == "" {
+		mca.Status.Namespace = firstOf(cfg.installNamespace, mca.Spec.InstallNamespace, ocm.DefaultAddonInstallNamespace)
+	}
 	mca.Status.SupportedConfigs = nil
 	if cma != nil {
 		for _, sc := range cma.Spec.SupportedConfigs {
@@ -104,7 +110,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// Phase: manifests.
-	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg, facts.ConfigErr == nil)
+	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg, render)
 	if err != nil {
 		var re renderError
 		if errors.As(err, &re) {
@@ -114,18 +120,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	facts.Works = works
-	if facts.ConfigErr == nil && facts.RenderErr == nil {
-		if applied, _, _, _ := workState(works); applied {
-			for i := range mca.Status.ConfigReferences {
-				ref := &mca.Status.ConfigReferences[i]
-				ref.LastAppliedConfig = ref.DesiredConfig.DeepCopy()
-			}
-		}
-	}
 
 	// Status.
 	facts.Existing = mca.Status.Conditions
 	mca.Status.Conditions = Merge(mca.Status.Conditions, Conditions(facts))
+	if err == nil && facts.RenderErr == nil && Reflects(works, cfg.hash) &&
+		meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
+		// The works carrying the desired configs are applied and the agent is
+		// Available: the configs are applied.
+		for i := range mca.Status.ConfigReferences {
+			ref := &mca.Status.ConfigReferences[i]
+			if ref.DesiredConfig != nil {
+				ref.LastAppliedConfig = ref.DesiredConfig.DeepCopy()
+			}
+		}
+	}
 	if !reflect.DeepEqual(before, &mca.Status) {
 		if err := r.Status().Update(ctx, &mca); err != nil && !apierrors.IsConflict(err) {
 			errs = append(errs, err)
@@ -221,6 +230,7 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 		w.Annotations = map[string]string{SpecHashAnnotation: SpecHash(w.Spec)[:16]}
 		if configHash != "" {
 			w.Annotations[ConfigHashAnnotation] = configHash
+			w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey] = cfg.configSpecHashAnnotation()
 		}
 		if err := controllerutil.SetOwnerReference(mca, w, r.Scheme()); err != nil {
 			return existing, err
@@ -253,6 +263,20 @@ func (r *Reconciler) deliver(ctx context.Context, mca *addonv1alpha1.ManagedClus
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// Reflects reports whether works are all applied and were rendered with the
+// configs whose combined hash is configHash.
+func Reflects(works []*workv1.ManifestWork, configHash string) bool {
+	if applied, _, _, _ := workState(works); !applied {
+		return false
+	}
+	for _, w := range works {
+		if w.Annotations[ConfigHashAnnotation] != configHash {
+			return false
+		}
+	}
+	return true
 }
 
 // safeRender calls the addon's Manifests, turning a panic into an error so one
@@ -315,11 +339,7 @@ func (r *Reconciler) finalize(ctx context.Context, mca *addonv1alpha1.ManagedClu
 		err := r.Get(ctx, hookKey, &hook)
 		switch {
 		case apierrors.IsNotFound(err):
-			cma := &addonv1alpha1.ClusterManagementAddOn{}
-			if r.Get(ctx, types.NamespacedName{Name: mca.Name}, cma) != nil {
-				cma = nil
-			}
-			cfg, _ := r.resolveConfigs(ctx, mca, cma)
+			cfg, _ := r.resolveConfigs(ctx, mca)
 			rendered, rerr := safeRender(addon, &cluster, mca, cfg.spec, r.limit, nil)
 			if rerr != nil {
 				logger.Info("pre-delete hook not run: the addon's manifests do not render", "error", rerr.Error())

@@ -15,8 +15,6 @@ import (
 const (
 	ReasonNotDegraded        = "AsExpected"
 	ReasonWorkDegraded       = "ManifestWorkDegraded"
-	ReasonConfigured         = "ConfigurationsConfigured"
-	ReasonConfigNotFound     = "ConfigurationNotFound"
 	ReasonWaitingForAgent    = "WaitingForAgentLease"
 	ReasonRegistrationDenied = RegistrationSetPermissionFailed
 )
@@ -37,8 +35,10 @@ type Facts struct {
 	Registration *framework.Registration
 	// PermissionErr: the declared hub rights were refused or could not be written.
 	PermissionErr error
-	// ConfigErr: a referenced config is missing or unreadable.
-	ConfigErr error
+	// Pending: why nothing new is rendered now (configs not set yet, missing,
+	// or changed and waiting for this cluster's rollout turn). The Configured
+	// condition is addons/install's; this only explains an empty delivery.
+	Pending string
 	// Works are the current deploy works (as read from the hub).
 	Works []*workv1.ManifestWork
 	// Health is the addon's health mode; Probe its WorkField probe.
@@ -95,6 +95,9 @@ func Conditions(f Facts) []metav1.Condition {
 			cond(addonv1alpha1.ManagedClusterAddOnConditionProgressing, metav1.ConditionFalse, addonv1alpha1.ProgressingReasonCompleted, "The addon is installed"))
 	default:
 		msg := "No ManifestWork delivered yet"
+		if f.Pending != "" && len(f.Works) == 0 {
+			msg += ": " + f.Pending
+		}
 		if waiting != "" {
 			msg = "Waiting for the cluster's work agent to apply ManifestWork " + waiting
 		}
@@ -119,13 +122,6 @@ func Conditions(f Facts) []metav1.Condition {
 	default:
 		out = append(out, cond(addonv1alpha1.ManagedClusterAddOnRegistrationApplied, metav1.ConditionTrue, RegistrationSetPermissionOK,
 			fmt.Sprintf("The agent's registration is published and its %d hub permission rules are granted in the cluster namespace", len(f.Registration.Permissions))))
-	}
-
-	// Configured.
-	if f.ConfigErr != nil {
-		out = append(out, cond(addonv1alpha1.ManagedClusterAddOnConditionConfigured, metav1.ConditionFalse, ReasonConfigNotFound, f.ConfigErr.Error()))
-	} else {
-		out = append(out, cond(addonv1alpha1.ManagedClusterAddOnConditionConfigured, metav1.ConditionTrue, ReasonConfigured, "Every config of the addon is found and applied"))
 	}
 
 	// Available, unless the klusterlet owns it (Lease).

@@ -29,7 +29,7 @@ func TestConditions(t *testing.T) {
 	}{
 		{"applied, lease, no registration", Facts{Works: []*workv1.ManifestWork{work("w0", "True", "")}, Health: framework.HealthLease},
 			want{"ManifestApplied": "True/AddonManifestApplied", "Progressing": "False/Completed", "RegistrationApplied": "True/NilRegistration",
-				"Available": "Unknown/WaitingForAgentLease", "Configured": "True/ConfigurationsConfigured", "Degraded": "False/AsExpected"}},
+				"Available": "Unknown/WaitingForAgentLease", "Degraded": "False/AsExpected"}},
 		{"waiting for the work agent", Facts{Works: []*workv1.ManifestWork{work("w0", "", "")}, Health: framework.HealthNone},
 			want{"ManifestApplied": "False/WorkNotApplied", "Progressing": "True/Progressing", "Available": "Unknown/WorkNotApplied"}},
 		{"apply failed", Facts{Works: []*workv1.ManifestWork{work("w0", "True", ""), work("w1", "False", "boom")}, Health: framework.HealthNone},
@@ -40,8 +40,8 @@ func TestConditions(t *testing.T) {
 			want{"RegistrationApplied": "False/SetPermissionFailed"}},
 		{"registration granted", Facts{Registration: &framework.Registration{}, Health: framework.HealthLease},
 			want{"RegistrationApplied": "True/SetPermissionApplied"}},
-		{"missing config", Facts{ConfigErr: errors.New("AddOnDeploymentConfig x/y does not exist"), Health: framework.HealthLease},
-			want{"Configured": "False/ConfigurationNotFound"}},
+		{"configs not set yet", Facts{Pending: "waiting for the addon's configs to be set", Health: framework.HealthLease},
+			want{"ManifestApplied": "False/WorkNotApplied", "Progressing": "True/Progressing", "Configured": "absent"}},
 		{"none health applied", Facts{Works: []*workv1.ManifestWork{work("w0", "True", "")}, Health: framework.HealthNone},
 			want{"Available": "True/WorkApplied"}},
 	} {
@@ -49,6 +49,10 @@ func TestConditions(t *testing.T) {
 			got := Conditions(tc.facts)
 			for typ, sr := range tc.want {
 				c := meta.FindStatusCondition(got, typ)
+				if sr == "absent" {
+					assert.Nil(t, c, "%s is not this controller's", typ)
+					continue
+				}
 				if assert.NotNil(t, c, typ) {
 					assert.Equal(t, sr, string(c.Status)+"/"+c.Reason, typ)
 					assert.NotEmpty(t, c.Message, typ)

@@ -9,22 +9,24 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"flotilla.dev/flotilla/hub/workreplicaset"
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 )
 
-// Reconciler carries out install strategies.
+// Reconciler carries out install strategies and config rollouts.
 type Reconciler struct {
 	client.Client
 	now func() time.Time
@@ -38,9 +40,13 @@ func Setup(mgr ctrl.Manager) error {
 		For(&addonv1alpha1.ClusterManagementAddOn{}).
 		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
-		})).
+		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+			return RolloutFacts(e.ObjectOld) != RolloutFacts(e.ObjectNew)
+		}})).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		Watches(&addonv1alpha1.AddOnDeploymentConfig{}, handler.EnqueueRequestsFromMapFunc(r.allAddons)).
+		Watches(&addonv1alpha1.AddOnTemplate{}, handler.EnqueueRequestsFromMapFunc(r.allAddons)).
 		Complete(r)
 }
 
@@ -65,137 +71,142 @@ func (r *Reconciler) usersOfPlacement(ctx context.Context, o client.Object) []re
 	return out
 }
 
+// allAddons maps a config change to every ClusterManagementAddOn (a config
+// may be named by defaults, placements or any ManagedClusterAddOn).
+func (r *Reconciler) allAddons(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list addonv1alpha1.ClusterManagementAddOnList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: c.Name}})
+	}
+	return out
+}
+
 // recheck is how soon decisions that could not be used are read again.
 const recheck = 5 * time.Second
 
-// Reconcile: get, plan per placement, create and remove ManagedClusterAddOns, status.
+// Reconcile: get, read the snapshot (placements, addons, configs), Plan, write.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var cma addonv1alpha1.ClusterManagementAddOn
 	if err := r.Get(ctx, req.NamespacedName, &cma); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if cma.DeletionTimestamp != nil || cma.Spec.InstallStrategy.Type != addonv1alpha1.AddonInstallStrategyPlacements {
+	if cma.DeletionTimestamp != nil || cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey] == addonv1alpha1.AddonLifecycleSelfManageAnnotationValue {
 		return ctrl.Result{}, nil
 	}
 	var list addonv1alpha1.ManagedClusterAddOnList
 	if err := r.List(ctx, &list); err != nil {
 		return ctrl.Result{}, err
 	}
-	existing := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+	snap := Snapshot{CMA: &cma, Addons: map[string]*addonv1alpha1.ManagedClusterAddOn{}, Now: r.now(),
+		Resolve: (&resolver{ctx: ctx, c: r.Client, cma: &cma, seen: map[string]resolved{}}).resolve}
 	for i := range list.Items {
 		if list.Items[i].Name == cma.Name {
-			existing[list.Items[i].Namespace] = &list.Items[i]
+			snap.Addons[list.Items[i].Namespace] = &list.Items[i]
 		}
 	}
-	now := r.now()
-	wanted, keepAll := map[string]bool{}, false
 	var errs []error
-	var requeue time.Duration
-	var progressions []addonv1alpha1.InstallProgression
-	for _, ps := range cma.Spec.InstallStrategy.Placements {
-		cond, plan, unknown, err := r.placement(ctx, &cma, ps, existing, wanted, now)
-		if err != nil {
+	requeue := time.Duration(0)
+	if cma.Spec.InstallStrategy.Type == addonv1alpha1.AddonInstallStrategyPlacements {
+		for _, ps := range cma.Spec.InstallStrategy.Placements {
+			p, err := r.placement(ctx, ps)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if p.Waiting != "" || p.KeepOthers {
+				requeue = recheck
+			}
+			snap.Placements = append(snap.Placements, p)
+		}
+	}
+
+	d := Plan(snap)
+
+	for _, cluster := range d.Create {
+		mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: cma.Name, Namespace: cluster}}
+		if err := controllerutil.SetControllerReference(&cma, mca, r.Scheme()); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Create(ctx, mca); err != nil {
+			if !apierrors.IsAlreadyExists(err) {
+				errs = append(errs, fmt.Errorf("create ManagedClusterAddOn %s/%s: %w", cluster, cma.Name, err))
+			}
+			delete(d.Statuses, cluster) // the next round sees it
+			continue
+		}
+		snap.Addons[cluster] = mca
+	}
+	for cluster, st := range d.Statuses {
+		mca := snap.Addons[cluster]
+		if mca == nil || reflect.DeepEqual(&mca.Status, st) {
+			continue
+		}
+		upd := mca.DeepCopy()
+		upd.Status = *st
+		if err := r.Status().Update(ctx, upd); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("write status of ManagedClusterAddOn %s/%s: %w", cluster, cma.Name, err))
+		}
+	}
+	for _, cluster := range d.Delete {
+		if err := client.IgnoreNotFound(r.Delete(ctx, snap.Addons[cluster])); err != nil {
 			errs = append(errs, err)
 		}
-		keepAll = keepAll || unknown
-		if unknown {
-			requeue = recheck
-		}
-		if plan.RequeueAfter > 0 && (requeue == 0 || plan.RequeueAfter < requeue) {
-			requeue = plan.RequeueAfter
-		}
-		prog := addonv1alpha1.InstallProgression{PlacementRef: ps.PlacementRef}
-		for _, old := range cma.Status.InstallProgressions {
-			if old.PlacementRef == ps.PlacementRef {
-				prog.Conditions = append([]metav1.Condition(nil), old.Conditions...)
-			}
-		}
-		meta.SetStatusCondition(&prog.Conditions, cond)
-		progressions = append(progressions, prog)
 	}
-	// Remove what this strategy created for clusters no placement decides on.
-	if !keepAll {
-		for ns, mca := range existing {
-			if !wanted[ns] && metav1.IsControlledBy(mca, &cma) && mca.DeletionTimestamp == nil {
-				if err := client.IgnoreNotFound(r.Delete(ctx, mca)); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		}
-	}
-	if !reflect.DeepEqual(progressions, cma.Status.InstallProgressions) {
-		cma.Status.InstallProgressions = progressions
+	if !reflect.DeepEqual(d.Status.DefaultConfigReferences, cma.Status.DefaultConfigReferences) ||
+		!reflect.DeepEqual(d.Status.InstallProgressions, cma.Status.InstallProgressions) {
+		cma.Status.DefaultConfigReferences = d.Status.DefaultConfigReferences
+		cma.Status.InstallProgressions = d.Status.InstallProgressions
 		if err := r.Status().Update(ctx, &cma); err != nil && !apierrors.IsConflict(err) {
 			errs = append(errs, err)
 		}
 	}
+	if d.RequeueAfter > 0 && (requeue == 0 || d.RequeueAfter < requeue) {
+		requeue = d.RequeueAfter
+	}
 	return ctrl.Result{RequeueAfter: requeue}, errors.Join(errs...)
 }
 
-// placement plans one placement's rollout and creates the ManagedClusterAddOns
-// whose turn has come. unknown: its decisions cannot be used now.
-func (r *Reconciler) placement(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, ps addonv1alpha1.PlacementStrategy,
-	existing map[string]*addonv1alpha1.ManagedClusterAddOn, wanted map[string]bool, now time.Time) (metav1.Condition, rollout.Plan, bool, error) {
-	cond := metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnConditionProgressing}
-	set := func(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
-		cond.Status, cond.Reason, cond.Message = s, reason, msg
-		return cond
-	}
+// placement reads one placement of the strategy and its decisions.
+func (r *Reconciler) placement(ctx context.Context, ps addonv1alpha1.PlacementStrategy) (Placement, error) {
+	out := Placement{PlacementStrategy: ps}
 	var p clusterv1beta1.Placement
 	if err := r.Get(ctx, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, &p); err != nil {
 		if apierrors.IsNotFound(err) {
-			return set(metav1.ConditionFalse, addonv1alpha1.ProgressingReasonFailed, fmt.Sprintf("Placement %s/%s does not exist", ps.Namespace, ps.Name)), rollout.Plan{}, true, nil
+			out.Problem = fmt.Sprintf("Placement %s/%s does not exist", ps.Namespace, ps.Name)
+			return out, nil
 		}
-		return set(metav1.ConditionUnknown, addonv1alpha1.ProgressingReasonFailed, "read the Placement: "+err.Error()), rollout.Plan{}, true, err
+		out.Waiting = "cannot be read: " + err.Error()
+		return out, err
+	}
+	if err := rollout.Validate(ps.RolloutStrategy); err != nil {
+		out.Problem = fmt.Sprintf("Placement %s/%s: %v; nothing new rolls out until it is fixed", ps.Namespace, ps.Name, err)
+		return out, nil
 	}
 	var decisions clusterv1beta1.PlacementDecisionList
 	if err := r.List(ctx, &decisions, client.InNamespace(ps.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: ps.Name}); err != nil {
-		return set(metav1.ConditionUnknown, addonv1alpha1.ProgressingReasonFailed, "read the decisions: "+err.Error()), rollout.Plan{}, true, err
+		out.Waiting = "decisions cannot be read: " + err.Error()
+		return out, err
 	}
 	readiness, why, own := workreplicaset.CheckDecisions(&p, decisions.Items)
 	if readiness == workreplicaset.DecisionsUnknown {
-		return set(metav1.ConditionTrue, addonv1alpha1.ProgressingReasonProgressing, fmt.Sprintf("Placement %s/%s %s", ps.Namespace, ps.Name, why)), rollout.Plan{}, true, nil
+		out.Waiting = why
+		return out, nil
 	}
-	var clusters []rollout.Cluster
+	out.KeepOthers = readiness == workreplicaset.DecisionsInFlux
+	seen := map[string]bool{}
 	for _, d := range own {
 		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
 		for _, cd := range d.Status.Decisions {
-			if wanted[cd.ClusterName] {
+			if seen[cd.ClusterName] {
 				continue
 			}
-			wanted[cd.ClusterName] = true
-			state, since := State(existing[cd.ClusterName])
-			clusters = append(clusters, rollout.Cluster{Name: cd.ClusterName, GroupIndex: int32(idx),
-				GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel], State: state, Since: since})
+			seen[cd.ClusterName] = true
+			out.Clusters = append(out.Clusters, rollout.Cluster{Name: cd.ClusterName, GroupIndex: int32(idx),
+				GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel]})
 		}
 	}
-	plan, err := rollout.Compute(ps.RolloutStrategy, clusters, now)
-	if err != nil {
-		return set(metav1.ConditionFalse, addonv1alpha1.ProgressingReasonFailed, fmt.Sprintf("Placement %s/%s: %v; nothing is installed until it is fixed", ps.Namespace, ps.Name, err)), plan, false, nil
-	}
-	var errs []error
-	for _, c := range clusters {
-		if c.State != rollout.ToApply || !plan.Apply[c.Name] {
-			continue
-		}
-		mca := &addonv1alpha1.ManagedClusterAddOn{
-			ObjectMeta: metav1.ObjectMeta{Name: cma.Name, Namespace: c.Name},
-			Spec:       addonv1alpha1.ManagedClusterAddOnSpec{Configs: ps.Configs},
-		}
-		if err := controllerutil.SetControllerReference(cma, mca, r.Scheme()); err != nil {
-			return cond, plan, false, err
-		}
-		if err := r.Create(ctx, mca); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs = append(errs, fmt.Errorf("create ManagedClusterAddOn %s/%s: %w", c.Name, cma.Name, err))
-		}
-	}
-	switch {
-	case plan.Stopped:
-		set(metav1.ConditionFalse, addonv1alpha1.ProgressingReasonFailed, plan.Reason)
-	case plan.Complete:
-		set(metav1.ConditionFalse, addonv1alpha1.ProgressingReasonCompleted, plan.Reason)
-	default:
-		set(metav1.ConditionTrue, addonv1alpha1.ProgressingReasonProgressing, plan.Reason)
-	}
-	return cond, plan, readiness == workreplicaset.DecisionsInFlux, errors.Join(errs...)
+	return out, nil
 }

@@ -1,7 +1,8 @@
 // Package template turns an AddOnTemplate (addon.open-cluster-management.io/v1alpha1)
 // into a framework.Addon, so an addon is defined in YAML with no Go code: its
-// agentSpec's manifests (with placeholders filled per cluster), its KubeClient
-// registration (hubPermissions become RoleBindings in one namespace each), and
+// agentSpec's manifests (with placeholders filled per cluster), its
+// registration (KubeClient: hubPermissions become RoleBindings in one
+// namespace each; CustomSigner: the hub signs with its addon CA), and
 // its health: the Deployments it delivers must be available (through status
 // feedback), or, without a Deployment, its manifests must be applied.
 //
@@ -30,6 +31,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"flotilla.dev/flotilla/addons/framework"
+	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -58,9 +60,13 @@ func (a Addon) Options() framework.Options {
 	if probe := deploymentProbe(a.Template.Spec.AgentSpec.Workload.Manifests); probe != nil {
 		o.Health = framework.Health{Mode: framework.HealthWorkField, Probe: probe}
 	}
+	if a.checkRegistrations() != nil {
+		return o // refused in Manifests, with the reason; nothing registers
+	}
 	for _, r := range a.Template.Spec.Registration {
-		if r.Type != addonv1alpha1.RegistrationTypeKubeClient {
-			continue // refused in Manifests, with a message
+		if r.Type == addonv1alpha1.RegistrationTypeCustomSigner {
+			o.Registration = &framework.Registration{SignerName: r.CustomSigner.SignerName, Subject: r.CustomSigner.Subject.DeepCopy()}
+			continue
 		}
 		if o.Registration == nil {
 			o.Registration = &framework.Registration{}
@@ -91,10 +97,8 @@ var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_]+)\s*\}\}|<<\s*([A-Za-
 
 // ManifestsWithConfig implements framework.Configurable.
 func (a Addon) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error) {
-	for i, r := range a.Template.Spec.Registration {
-		if r.Type != addonv1alpha1.RegistrationTypeKubeClient {
-			return nil, fmt.Errorf("AddOnTemplate %s: registration %d has type %q; this hub supports KubeClient registrations only", a.Template.Name, i, r.Type)
-		}
+	if err := a.checkRegistrations(); err != nil {
+		return nil, err
 	}
 	ns := mca.Status.Namespace
 	if ns == "" {
@@ -181,4 +185,41 @@ func deploymentProbe(ms []workv1.Manifest) *framework.Probe {
 		}
 		return nil
 	}}
+}
+
+// The CA that signs template addons' CustomSigner CSRs: the hub's addon CA
+// (addons/approve keeps it), the only signingCA a template may name.
+const (
+	SigningCANamespace = "open-cluster-management-hub"
+	SigningCASecret    = "addon-signer-ca"
+)
+
+// checkRegistrations says what is wrong with the template's registrations:
+// KubeClient ones (any number: their hubPermissions add up), or one
+// CustomSigner registration alone, with a custom signer name and, as
+// signingCA, the hub's addon CA.
+func (a Addon) checkRegistrations() error {
+	regs := a.Template.Spec.Registration
+	for i, r := range regs {
+		where := fmt.Sprintf("AddOnTemplate %s registration %d", a.Template.Name, i)
+		switch r.Type {
+		case addonv1alpha1.RegistrationTypeKubeClient:
+		case addonv1alpha1.RegistrationTypeCustomSigner:
+			c := r.CustomSigner
+			switch {
+			case len(regs) > 1:
+				return fmt.Errorf("%s: a CustomSigner registration must be the template's only one (this hub gives an addon agent one credential)", where)
+			case c == nil:
+				return fmt.Errorf("%s: type CustomSigner needs customSigner", where)
+			case !hubcsr.IsCustomSigner(c.SignerName):
+				return fmt.Errorf("%s: signerName %q is not a custom signer (<domain>/<path>, outside kubernetes.io)", where, c.SignerName)
+			case c.SigningCA.Name != SigningCASecret || (c.SigningCA.Namespace != "" && c.SigningCA.Namespace != SigningCANamespace):
+				return fmt.Errorf("%s: signingCA %s/%s: this hub signs CustomSigner certificates only with its addon CA, Secret %s/%s (an admin may put their own CA there)",
+					where, c.SigningCA.Namespace, c.SigningCA.Name, SigningCANamespace, SigningCASecret)
+			}
+		default:
+			return fmt.Errorf("%s has type %q; KubeClient or CustomSigner", where, r.Type)
+		}
+	}
+	return nil
 }

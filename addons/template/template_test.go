@@ -51,10 +51,48 @@ func TestBadTemplates(t *testing.T) {
 	assert.ErrorContains(t, err, "has no manifests")
 	_, err = Addon{Template: tmpl(`{not json`)}.Manifests(cluster, mca)
 	assert.ErrorContains(t, err, "manifest 0")
-	custom := tmpl(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
-	custom.Spec.Registration = []addonv1alpha1.RegistrationSpec{{Type: addonv1alpha1.RegistrationTypeCustomSigner}}
-	_, err = Addon{Template: custom}.Manifests(cluster, mca)
-	assert.ErrorContains(t, err, "KubeClient registrations only")
+}
+
+func TestCustomSigner(t *testing.T) {
+	signer := func(name string, ca addonv1alpha1.SigningCARef, subject *addonv1alpha1.Subject) addonv1alpha1.RegistrationSpec {
+		return addonv1alpha1.RegistrationSpec{Type: addonv1alpha1.RegistrationTypeCustomSigner,
+			CustomSigner: &addonv1alpha1.CustomSignerRegistrationConfig{SignerName: name, SigningCA: ca, Subject: subject}}
+	}
+	hubCA := addonv1alpha1.SigningCARef{Name: SigningCASecret}
+	subject := &addonv1alpha1.Subject{User: "agent", Groups: []string{"agents"}}
+	ok := tmpl(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
+	ok.Spec.Registration = []addonv1alpha1.RegistrationSpec{signer("example.com/agents", hubCA, subject)}
+	a := Addon{Template: ok}
+	_, err := a.Manifests(cluster, mca)
+	require.NoError(t, err)
+	reg := a.Options().Registration
+	require.NotNil(t, reg)
+	assert.Equal(t, "example.com/agents", reg.SignerName)
+	assert.Equal(t, subject, reg.Subject)
+	assert.Empty(t, reg.Bindings)
+
+	for _, tc := range []struct {
+		name string
+		regs []addonv1alpha1.RegistrationSpec
+		want string
+	}{
+		{"no config", []addonv1alpha1.RegistrationSpec{{Type: addonv1alpha1.RegistrationTypeCustomSigner}}, "needs customSigner"},
+		{"kubernetes signer", []addonv1alpha1.RegistrationSpec{signer("kubernetes.io/kube-apiserver-client", hubCA, nil)}, "not a custom signer"},
+		{"another CA", []addonv1alpha1.RegistrationSpec{signer("example.com/agents", addonv1alpha1.SigningCARef{Namespace: "team", Name: "my-ca"}, nil)},
+			"only with its addon CA"},
+		{"the hub's CA in another namespace", []addonv1alpha1.RegistrationSpec{signer("example.com/agents", addonv1alpha1.SigningCARef{Namespace: "team", Name: SigningCASecret}, nil)},
+			"only with its addon CA"},
+		{"two registrations", []addonv1alpha1.RegistrationSpec{{Type: addonv1alpha1.RegistrationTypeKubeClient}, signer("example.com/agents", hubCA, nil)},
+			"only one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := tmpl(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`)
+			bad.Spec.Registration = tc.regs
+			_, err := Addon{Template: bad}.Manifests(cluster, mca)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Nil(t, Addon{Template: bad}.Options().Registration, "a refused registration publishes nothing")
+		})
+	}
 }
 
 func TestOptions(t *testing.T) {

@@ -113,4 +113,7 @@ func TestDeploymentConfig(t *testing.T) {
 	var w workv1.ManifestWork
 	require.NoError(t, hubCli.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: "addon-placed-deploy-0"}, &w))
 	assert.NotEmpty(t, w.Annotations["addon.flotilla.dev/config-hash"])
+	d, _ := hash()
+	assert.JSONEq(t, `{"addondeploymentconfigs.addon.open-cluster-management.io/cluster2/tuning":"`+d+`"}`,
+		w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey], "OCM's annotation names the config and its hash")
 }

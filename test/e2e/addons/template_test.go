@@ -2,6 +2,7 @@ package addons_test
 
 import (
 	"context"
+	"crypto/x509"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,9 +17,11 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/addons/approve"
 	"flotilla.dev/flotilla/addons/deploy"
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 func templateAddon(t *testing.T, addon string, perm addonv1alpha1.HubPermissionConfig) {
@@ -175,4 +178,73 @@ func TestTemplateHubPermissionsRefused(t *testing.T) {
 		}
 		return false
 	}, timeout, tick, "the opted-in namespace gets the binding")
+}
+
+// TestTemplateCustomSigner: an AddOnTemplate with a CustomSigner registration
+// (signer flotilla.dev/test-signer, signingCA the hub's addon CA) installs with
+// no Go code: the klusterlet's CSR is approved with the same checks as a Go
+// addon's and signed by the CA in open-cluster-management-hub/addon-signer-ca;
+// a template naming another signing CA is refused and publishes nothing.
+func TestTemplateCustomSigner(t *testing.T) {
+	ctx := context.Background()
+	custom := func(addon string, ca addonv1alpha1.SigningCARef) {
+		tmpl := &addonv1alpha1.AddOnTemplate{ObjectMeta: metav1.ObjectMeta{Name: addon + "-v1"}, Spec: addonv1alpha1.AddOnTemplateSpec{
+			AddonName: addon,
+			AgentSpec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(
+				`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + addon + `"},"data":{"cluster":"{{CLUSTER_NAME}}"}}`)}}}}},
+			Registration: []addonv1alpha1.RegistrationSpec{{Type: addonv1alpha1.RegistrationTypeCustomSigner, CustomSigner: &addonv1alpha1.CustomSignerRegistrationConfig{
+				SignerName: customSigner, SigningCA: ca, Subject: &addonv1alpha1.Subject{User: addon + "-client", Groups: []string{addon + "-clients"}}}}},
+		}}
+		require.NoError(t, hubCli.Create(ctx, tmpl))
+		require.NoError(t, hubCli.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon},
+			Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+				InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual},
+				SupportedConfigs: []addonv1alpha1.ConfigMeta{{
+					ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.io", Resource: "addontemplates"},
+					DefaultConfig:       &addonv1alpha1.ConfigReferent{Name: tmpl.Name}}}}}))
+		_, err := ops.Enable(ctx, hubCli, ops.EnableOptions{Names: []string{addon}, Clusters: []string{"cluster1"}})
+		require.NoError(t, err)
+		t.Cleanup(func() { disable(t, "cluster1", addon) })
+	}
+	custom("tsigned", addonv1alpha1.SigningCARef{Namespace: approve.SignerCANamespace, Name: approve.SignerCASecret})
+
+	reg := eventuallyRegistration(t, "cluster1", "tsigned")
+	assert.Equal(t, customSigner, reg.SignerName)
+	assert.Equal(t, "tsigned-client", reg.Subject.User)
+	ns := ocm.DefaultAddonInstallNamespace
+	var data map[string][]byte
+	require.Eventually(t, func() bool {
+		sec, err := spoke(0).CoreV1().Secrets(ns).Get(ctx, ocm.AddonHubKubeconfigSecret("tsigned"), metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		data = sec.Data
+		return true
+	}, timeout, tick, "the klusterlet writes the custom-signed certificate")
+	assert.NotContains(t, data, "kubeconfig", "a custom signer's certificate is no hub identity")
+	cert := parsePEMCert(t, data["tls.crt"])
+	assert.Equal(t, "tsigned-client", cert.Subject.CommonName)
+	assert.Equal(t, []string{"tsigned-clients"}, cert.Subject.Organization)
+	caSec, err := kubernetes.NewForConfigOrDie(env.Hub.Config).CoreV1().Secrets(approve.SignerCANamespace).Get(ctx, approve.SignerCASecret, metav1.GetOptions{})
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(parsePEMCert(t, caSec.Data["tls.crt"]))
+	_, err = cert.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.NoError(t, err, "signed by the hub's addon CA")
+	eventuallyCondition(t, "cluster1", "tsigned", addonv1alpha1.ManagedClusterAddOnConditionAvailable, metav1.ConditionTrue)
+
+	// The same checks as a Go addon's: cluster1's agent asking for that
+	// signer under another subject is denied.
+	c := addonCSR(t, "cluster1", "tsigned", "admin", "tsigned-clients")
+	c.Spec.SignerName = customSigner
+	msg := eventuallyDenied(t, clusterAgent(t, 0), c)
+	assert.Contains(t, msg, "matches no registration")
+
+	// A template naming its own signing CA is refused: nothing is published.
+	custom("tforeign", addonv1alpha1.SigningCARef{Namespace: "team", Name: "my-ca"})
+	refused := eventuallyCondition(t, "cluster1", "tforeign", addonv1alpha1.ManagedClusterAddOnManifestApplied, metav1.ConditionFalse)
+	assert.Contains(t, refused.Message, "only with its addon CA")
+	m, err := getAddon("cluster1", "tforeign")
+	require.NoError(t, err)
+	assert.Empty(t, m.Status.Registrations, "no registration is published for a refused template")
 }

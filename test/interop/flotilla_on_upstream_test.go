@@ -51,7 +51,7 @@ func (f *flotillaOnUpstream) run(ctx context.Context) {
 			return "", err
 		}
 		f.up.start(t, "registration-controller", "registration", "controller", "--kubeconfig", hubKC,
-			"--namespace", "open-cluster-management-hub", "--disable-leader-election", "--listen", "127.0.0.1:0")
+			"--namespace", "open-cluster-management-hub", "--disable-leader-election", "--listen", listenFlag(t))
 		out, err := f.up.clusteradm(ctx, hubKC, "get", "token")
 		if err != nil {
 			return "", err

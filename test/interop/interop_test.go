@@ -197,7 +197,7 @@ func (a *upstreamAgents) setup(ctx context.Context) bool {
 	a.agentLog = a.up.start(t, "registration-agent", "registration", "agent",
 		"--cluster-name", a.cluster, "--bootstrap-kubeconfig", bootstrapKC, "--hub-kubeconfig-dir", a.agentDir,
 		"--spoke-kubeconfig", spokeKC, "--kubeconfig", spokeKC, "--namespace", "open-cluster-management-agent",
-		"--spoke-external-server-urls", a.env.Clusters[0].URL, "--disable-leader-election", "--cluster-healthcheck-period", "10s", "--listen", "127.0.0.1:0")
+		"--spoke-external-server-urls", a.env.Clusters[0].URL, "--disable-leader-election", "--cluster-healthcheck-period", "10s", "--listen", listenFlag(t))
 
 	return r.check(t, later[0], func() (string, error) {
 		if err := eventually(ctx, timeout, "ManagedCluster and CSR from the agent", func() (bool, string) {
@@ -366,7 +366,7 @@ func (a *upstreamAgents) work(ctx context.Context) {
 	hubKC := filepath.Join(a.agentDir, "kubeconfig")
 	a.up.start(t, "work-agent", "work", "agent", "--spoke-kubeconfig", spokeKC, "--kubeconfig", spokeKC,
 		"--hub-kubeconfig", hubKC, "--workload-source-config", hubKC, "--spoke-cluster-name", a.cluster,
-		"--namespace", "open-cluster-management-agent", "--disable-leader-election", "--status-sync-interval", "2s", "--listen", "127.0.0.1:0")
+		"--namespace", "open-cluster-management-agent", "--disable-leader-election", "--status-sync-interval", "2s", "--listen", listenFlag(t))
 	manifest := filepath.Join(t.TempDir(), "cm.yaml")
 	if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: interop\n  namespace: default\ndata:\n  from: clusteradm\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ func (a *upstreamAgents) addonsV1beta1(ctx context.Context) {
 		if _, err := a.up.clusteradm(ctx, a.hubKC, "addon", "enable", "--names", "example", "--clusters", a.cluster); err != nil {
 			return "", err
 		}
-		out, err := a.up.clusteradm(ctx, a.hubKC, "get", "addon", "--cluster", a.cluster)
+		out, err := a.up.clusteradm(ctx, a.hubKC, "get", "addon", "--clusters", a.cluster)
 		if err != nil {
 			return "", err
 		}

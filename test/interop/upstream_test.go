@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,19 @@ func (u upstream) start(t *testing.T, name, binary string, args ...string) strin
 		f.Close()
 	})
 	return log
+}
+
+// listenFlag is a --listen value on a free local port: upstream's binaries
+// serve metrics there (default 0.0.0.0:8443, which two of them cannot share;
+// port 0 is refused).
+func listenFlag(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 // logHas says whether the log at path contains s.

@@ -425,6 +425,16 @@ func (a *upstreamAgents) addonsV1beta1(ctx context.Context) {
 		}
 		return "", nil
 	})
+	r.check(t, "upstream registration agent gets the example addon's hub credential", func() (string, error) {
+		const ns, secret = "open-cluster-management-agent-addon", "example-hub-kubeconfig"
+		return ns + "/" + secret + " on the managed cluster", eventually(ctx, timeout, "Secret "+ns+"/"+secret, func() (bool, string) {
+			s, err := a.spokeAdmin.CoreV1().Secrets(ns).Get(ctx, secret, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(s.Data["tls.crt"]) > 0 && len(s.Data["kubeconfig"]) > 0, fmt.Sprintf("keys %d", len(s.Data))
+		})
+	})
 	r.check(t, "upstream v1beta1 addon client (the agent's hub credential) lists and watches ManagedClusterAddOns", func() (string, error) {
 		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(a.agentDir, "kubeconfig"))
 		if err != nil {

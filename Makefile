@@ -16,7 +16,7 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean
+.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean interop upstream
 
 all: build
 
@@ -55,6 +55,16 @@ CHAOS_DURATION ?= 30m
 CHAOS_TIMEOUT  ?= 90m
 chaos: controlplane build
 	FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
+
+## upstream: upstream OCM's registration, work, placement and clusteradm built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
+upstream:
+	@hack/upstream-build.sh
+
+## interop: upstream OCM binaries against Flotilla, before a release (fetches; not in CI). INTEROP_AVAILABLE_FOR=5m (docs/interop.md)
+INTEROP_AVAILABLE_FOR ?= 5m
+interop: SHELL := /bin/bash
+interop: controlplane upstream
+	set -o pipefail; $(GO) test -tags interop -count=1 -v -timeout 60m ./test/interop/ -args -interop.available-for=$(INTEROP_AVAILABLE_FOR) 2>&1 | tee .upstream/interop.log | grep -v '^[IEW][0-9]\{4\} ' 
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

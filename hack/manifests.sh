@@ -20,8 +20,10 @@ hub=(
 	cluster/v1alpha1/0000_05_clusters.open-cluster-management.io_addonplacementscores.crd.yaml
 	work/v1/0000_00_work.open-cluster-management.io_manifestworks.crd.yaml
 	work/v1alpha1/0000_00_work.open-cluster-management.io_manifestworkreplicasets.crd.yaml
-	addon/v1alpha1/0000_00_addon.open-cluster-management.io_clustermanagementaddons.crd.yaml
-	addon/v1alpha1/0000_01_addon.open-cluster-management.io_managedclusteraddons.crd.yaml
+	# v1beta1/: these two serve v1alpha1 (stored) and v1beta1, converted by the hub
+	# (hub/addonconversion sets their conversion webhook when it starts).
+	addon/v1beta1/0000_00_addon.open-cluster-management.io_clustermanagementaddons.crd.yaml
+	addon/v1beta1/0000_01_addon.open-cluster-management.io_managedclusteraddons.crd.yaml
 	addon/v1alpha1/0000_02_addon.open-cluster-management.io_addondeploymentconfigs.crd.yaml
 	addon/v1alpha1/0000_03_addon.open-cluster-management.io_addontemplates.crd.yaml
 )

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
@@ -27,6 +28,7 @@ import (
 
 	"flotilla.dev/flotilla/addons"
 	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/hub/addonconversion"
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/registration"
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
@@ -192,6 +194,9 @@ func Run(ctx context.Context, opts Options) error {
 	hooks = append(hooks, registration.Webhooks()...)
 	hooks = append(hooks, placement.Webhooks()...)
 	hooks = append(hooks, work.Webhooks()...)
+	// addon.open-cluster-management.io v1beta1 beside the stored v1alpha1.
+	mgr.GetWebhookServer().Register(addonconversion.Path, addonconversion.Handler{})
+	conversion := conversionClientConfig(base, opts.WebhookService, caBundle)
 	if opts.WebhookService != "" {
 		base = "service:" + opts.WebhookService
 		hooks = withService(hooks, svcNS, svcName, caBundle)
@@ -200,7 +205,13 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return registerWebhooks(ctx, mgr, hooks, base, opts.Ready, opts.RemoveWebhooksOnStop)
+		served := func(ctx context.Context) error {
+			if err := addonconversion.Configure(ctx, mgr.GetConfig(), conversion); err != nil {
+				return fmt.Errorf("addon conversion webhook: %w", err)
+			}
+			return nil
+		}
+		return registerWebhooks(ctx, mgr, hooks, base, served, opts.Ready, opts.RemoveWebhooksOnStop)
 	})); err != nil {
 		return err
 	}
@@ -221,6 +232,18 @@ func withBaseURL(hooks []admissionregistrationv1.ValidatingWebhook, base string,
 		out = append(out, h)
 	}
 	return out
+}
+
+// conversionClientConfig is where the apiserver reaches the addon conversion
+// webhook: the Service namespace/name (port 443) when service is set, else base.
+func conversionClientConfig(base, service string, caBundle []byte) apiextensionsv1.WebhookClientConfig {
+	if ns, name, ok := strings.Cut(service, "/"); ok {
+		return apiextensionsv1.WebhookClientConfig{
+			Service:  &apiextensionsv1.ServiceReference{Namespace: ns, Name: name, Path: ptr.To(addonconversion.Path), Port: ptr.To[int32](443)},
+			CABundle: caBundle,
+		}
+	}
+	return apiextensionsv1.WebhookClientConfig{URL: ptr.To(base + addonconversion.Path), CABundle: caBundle}
 }
 
 // withService points each webhook at its path on the Service namespace/name
@@ -245,13 +268,17 @@ func withService(hooks []admissionregistrationv1.ValidatingWebhook, namespace, n
 // registerWebhooks waits for the webhook server to serve, then writes the
 // ValidatingWebhookConfiguration and, when ctx ends and remove is set, removes
 // it if still ours.
-func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, ready func(), remove bool) error {
+// served runs first, once the server serves (the addon CRDs' conversion).
+func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, served func(context.Context) error, ready func(), remove bool) error {
 	log := ctrl.Log.WithName("hub")
 	started := mgr.GetWebhookServer().StartedChecker()
 	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
 		return started(nil) == nil, nil
 	}); err != nil {
 		return nil
+	}
+	if err := served(ctx); err != nil {
+		return err
 	}
 	c := mgr.GetClient()
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName}}

@@ -28,3 +28,20 @@ func TestWithServicePointsEachWebhookAtItsPath(t *testing.T) {
 	assert.False(t, ours(vwc, "service:ns/other"))
 	assert.False(t, ours(vwc, "https://127.0.0.1:9443"), "a URL hub does not own a Service configuration")
 }
+
+func TestConversionClientConfig(t *testing.T) {
+	svc := conversionClientConfig("https://10.0.0.1:9443", "ns/svc", []byte("ca"))
+	require.NotNil(t, svc.Service, "Pod mode: the apiserver calls the Service")
+	assert.Nil(t, svc.URL)
+	assert.Equal(t, "ns", svc.Service.Namespace)
+	assert.Equal(t, "svc", svc.Service.Name)
+	assert.Equal(t, "/convert-addon", *svc.Service.Path)
+	assert.Equal(t, int32(443), *svc.Service.Port)
+	assert.Equal(t, []byte("ca"), svc.CABundle)
+
+	url := conversionClientConfig("https://10.0.0.1:9443", "", []byte("ca"))
+	assert.Nil(t, url.Service)
+	require.NotNil(t, url.URL)
+	assert.Equal(t, "https://10.0.0.1:9443/convert-addon", *url.URL)
+	assert.Equal(t, []byte("ca"), url.CABundle)
+}

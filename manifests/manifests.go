@@ -92,6 +92,11 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, sets ...string) error {
 			_, err = api.Create(ctx, crd, metav1.CreateOptions{})
 		case err == nil:
 			crd.ResourceVersion = existing.ResourceVersion
+			// Keep the conversion webhook a running hub set (the addon CRDs, see
+			// hub/addonconversion): the copied CRDs carry none.
+			if keepConversion(existing, crd) {
+				crd.Spec.Conversion = existing.Spec.Conversion
+			}
 			_, err = api.Update(ctx, crd, metav1.UpdateOptions{})
 		}
 		if err != nil {
@@ -117,4 +122,23 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, sets ...string) error {
 		}
 	}
 	return InstallAdmission(ctx, cfg, sets...)
+}
+
+// keepConversion says whether an update to want keeps existing's conversion: want
+// sets no webhook of its own, existing has one, and want still serves more than
+// one version (a webhook has nothing to convert otherwise).
+func keepConversion(existing, want *apiextensionsv1.CustomResourceDefinition) bool {
+	if want.Spec.Conversion != nil && want.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+		return false
+	}
+	if existing.Spec.Conversion == nil || existing.Spec.Conversion.Strategy != apiextensionsv1.WebhookConverter {
+		return false
+	}
+	served := 0
+	for _, v := range want.Spec.Versions {
+		if v.Served {
+			served++
+		}
+	}
+	return served > 1
 }

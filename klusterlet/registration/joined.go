@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -156,11 +155,9 @@ func (a *Agent) renewLease(ctx context.Context, hub *hubClients, duration time.D
 	holder := a.subject().CommonName
 	l, err := leases.Get(ctx, LeaseName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: LeaseName, Namespace: a.opts.ClusterName},
-			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &now},
-		}, metav1.CreateOptions{})
-		return err
+		// The hub creates it when it accepts the cluster (as OCM's does); the
+		// agent may only read and renew it.
+		return fmt.Errorf("renew lease: %s/%s does not exist yet (the hub creates it on acceptance)", a.opts.ClusterName, LeaseName)
 	}
 	if err != nil {
 		return fmt.Errorf("renew lease: %w", err)

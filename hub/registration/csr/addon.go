@@ -32,7 +32,8 @@ type AddonVerdict struct {
 // EvaluateAddon can check against the declared registrations), cluster and addon labels, one signed PEM
 // request whose subject is exactly OCM's addon agent subject
 // (CN system:open-cluster-management:cluster:<c>:addon:<a>:agent:<agent>,
-// O the two addon groups), no alternative names, client usages. A zero
+// O the two addon groups), no alternative names (but the one DNS name OCM's
+// agents put in every addon CSR, AddonDNSName), client usages. A zero
 // Decision means it passed.
 func ValidateAddon(csr *certificatesv1.CertificateSigningRequest) AddonVerdict {
 	v := AddonVerdict{}
@@ -68,8 +69,8 @@ func ValidateAddon(csr *certificatesv1.CertificateSigningRequest) AddonVerdict {
 	if err := req.CheckSignature(); err != nil {
 		return rej(CheckRequest, "spec.request signature is invalid: %v", err)
 	}
-	if len(req.DNSNames)+len(req.EmailAddresses)+len(req.IPAddresses)+len(req.URIs) > 0 {
-		return rej(CheckUsages, "request carries subject alternative names; a client certificate needs none")
+	if len(req.EmailAddresses)+len(req.IPAddresses)+len(req.URIs) > 0 || !upstreamAddonDNSNames(req.DNSNames, addon) {
+		return rej(CheckUsages, "request carries subject alternative names %v; a client certificate needs none (OCM's agents may name %s only)", sans(req), AddonDNSName(addon))
 	}
 	if err := checkUsages(csr.Spec.Usages); err != nil {
 		return rej(CheckUsages, "%v", err)
@@ -173,4 +174,28 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// AddonDNSName is the DNS name upstream OCM's registration agent puts in every
+// addon CSR it files (<addon>.addon.open-cluster-management.io). It is the only
+// alternative name an addon CSR may carry: kube-apiserver ignores it for client
+// authentication.
+func AddonDNSName(addon string) string { return addon + ".addon.open-cluster-management.io" }
+
+// upstreamAddonDNSNames says whether names is empty or exactly AddonDNSName(addon).
+func upstreamAddonDNSNames(names []string, addon string) bool {
+	return len(names) == 0 || (len(names) == 1 && names[0] == AddonDNSName(addon))
+}
+
+// sans lists a request's alternative names for a message.
+func sans(req *x509.CertificateRequest) []string {
+	out := append([]string{}, req.DNSNames...)
+	out = append(out, req.EmailAddresses...)
+	for _, ip := range req.IPAddresses {
+		out = append(out, ip.String())
+	}
+	for _, u := range req.URIs {
+		out = append(out, u.String())
+	}
+	return out
 }

@@ -78,7 +78,9 @@ func RegistrationRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: ocm.RegistrationRoleName},
 		Rules: append([]rbacv1.PolicyRule{
-			rule("coordination.k8s.io", "leases", []string{"get", "list", "watch", "create", "update", "patch"}),
+			// As upstream: the hub creates managed-cluster-lease on accept; the
+			// agent only reads and renews it.
+			rule("coordination.k8s.io", "leases", []string{"get", "list", "watch", "update"}),
 			rule("addon.open-cluster-management.io", "managedclusteraddons", writeVerbs),
 			rule("addon.open-cluster-management.io", "managedclusteraddons/status", []string{"patch", "update"}),
 			rule("addon.open-cluster-management.io", "managedclusteraddons/finalizers", []string{"update"}),

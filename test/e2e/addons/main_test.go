@@ -80,6 +80,7 @@ func registry() (*framework.Registry, error) {
 			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"create"}}}}},
 			manifests: oneConfigMap("greedy")},
 		testAddon{name: "placed", opts: framework.Options{Health: none}, manifests: oneConfigMap("placed")},
+		testAddon{name: "versioned", opts: framework.Options{Health: none}, manifests: oneConfigMap("versioned")},
 		testAddon{name: "signed", opts: framework.Options{Health: none, Registration: &framework.Registration{SignerName: customSigner,
 			Subject: &addonv1alpha1.Subject{User: "signed-client", Groups: []string{"signed-clients"}}}}, manifests: oneConfigMap("signed")},
 		testAddon{name: "hooked", opts: framework.Options{Health: none}, manifests: func(_ *clusterv1.ManagedCluster, m *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {

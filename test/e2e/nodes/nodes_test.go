@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -157,6 +159,14 @@ func TestNodes(t *testing.T) {
 			assert.Nil(t, h.ClientConfig.URL)
 			assert.Equal(t, deploy.Name, h.ClientConfig.Service.Name)
 		}
+		// The addon CRDs convert v1alpha1 <-> v1beta1 through the same Service.
+		crd, err := apiextensionsclient.NewForConfigOrDie(hub).ApiextensionsV1().CustomResourceDefinitions().Get(ctx, "managedclusteraddons.addon.open-cluster-management.io", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NotNil(t, crd.Spec.Conversion.Webhook)
+		require.NotNil(t, crd.Spec.Conversion.Webhook.ClientConfig.Service)
+		assert.Equal(t, deploy.Name, crd.Spec.Conversion.Webhook.ClientConfig.Service.Name)
+		_, err = addonclient.NewForConfigOrDie(hub).AddonV1beta1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{})
+		assert.NoError(t, err, "v1beta1 list converted by the hub Pods")
 		works := workclient.NewForConfigOrDie(hub).WorkV1().ManifestWorks("cluster1")
 		refused := func(c *assert.CollectT) {
 			cm := raw(t, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "twice", "namespace": "default"}})

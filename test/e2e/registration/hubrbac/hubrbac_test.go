@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,6 +79,11 @@ func TestRunsWithShippedRBAC(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("hub did not become ready")
 	}
+
+	// The hub pointed the addon CRDs at its conversion webhook with these rights
+	// alone: a v1beta1 client lists ManagedClusterAddOns.
+	_, err = addonclient.NewForConfigOrDie(env.Hub.Config).AddonV1beta1().ManagedClusterAddOns("").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err, "v1beta1 list through the hub's conversion webhook")
 
 	spoke := env.Clusters[0]
 	require.NoError(t, join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: tok.Token,

@@ -118,9 +118,12 @@ func testExampleAddonPod(t *testing.T, dataDir string, hub, spokeCfg *rest.Confi
 		mounted = mounted || (v.Secret != nil && v.Secret.SecretName == ocm.AddonHubKubeconfigSecret(example.Name))
 	}
 	assert.True(t, mounted, "the hub credential Secret is mounted into the agent Pod")
-	sec, err := spoke.CoreV1().Secrets(ocm.DefaultAddonInstallNamespace).Get(ctx, ocm.AddonHubKubeconfigSecret(example.Name), metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.NotEmpty(t, sec.Data[framework.SecretKeyCert], "the klusterlet wrote the credential from the approved CSR")
+	// The Lease needs no hub credential: the Pod may be Available first.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		sec, err := spoke.CoreV1().Secrets(ocm.DefaultAddonInstallNamespace).Get(ctx, ocm.AddonHubKubeconfigSecret(example.Name), metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.NotEmpty(c, sec.Data[framework.SecretKeyCert], "the klusterlet wrote the credential from the approved CSR")
+	}, timeout, tick)
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "from-hub-addon", Namespace: "cluster1", Labels: map[string]string{example.CopyLabel: "true"}},
 		Data: map[string]string{"k": "v"}}

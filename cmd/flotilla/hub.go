@@ -30,17 +30,17 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.Background())
-			cfg, err := restConfig(kubeconfig, kctx)
-			if err != nil {
-				return err
-			}
-			o.Config = cfg
 			if o.AddonImage == "" {
 				o.AddonImage = image.Ref("", imageTag())
 			}
 			if err := image.CheckRef(o.AddonImage); err != nil {
 				return fmt.Errorf("--addon-image: %w", err)
 			}
+			cfg, err := restConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.Config = cfg
 			if autoUsers != "" {
 				o.Registration.AutoApproveUsers = strings.Split(autoUsers, ",")
 			}

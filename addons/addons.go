@@ -22,16 +22,26 @@ import (
 
 // Options configures the addon manager. Every field documents its default.
 type Options struct {
-	// Registry holds the addons the hub manages. Default: Shipped().
+	// Registry holds the addons the hub manages. Default: ShippedWith(AgentImage).
 	Registry *framework.Registry
+	// AgentImage is the image of the shipped addons' agents (the flotilla
+	// image; an AddOnDeploymentConfig's registries still apply to it). Used
+	// only when Registry is nil. Default example.DefaultImage.
+	AgentImage string
 	// ManifestLimit is the most manifest bytes one ManifestWork holds. Default 500 KiB.
 	ManifestLimit int
 }
 
 // Shipped is the registry of the addons Flotilla ships: example and the two
-// governance addons (governance-policy-framework, config-policy-controller).
-func Shipped() *framework.Registry {
-	r, err := framework.NewRegistry(example.Addon{}, governance.Framework{}, governance.ConfigPolicy{})
+// governance addons (governance-policy-framework, config-policy-controller),
+// their agents from the default image.
+func Shipped() *framework.Registry { return ShippedWith("") }
+
+// ShippedWith is Shipped with the agents' Deployments running agentImage
+// ("" = the default image).
+func ShippedWith(agentImage string) *framework.Registry {
+	r, err := framework.NewRegistry(example.Addon{Image: agentImage},
+		governance.Framework{Image: agentImage}, governance.ConfigPolicy{Image: agentImage})
 	if err != nil {
 		panic(err) // a shipped addon is invalid: a programming error caught by every test
 	}
@@ -41,7 +51,7 @@ func Shipped() *framework.Registry {
 // Setup registers the addon controllers with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Registry == nil {
-		opts.Registry = Shipped()
+		opts.Registry = ShippedWith(opts.AgentImage)
 	}
 	if err := install.Setup(mgr); err != nil {
 		return err

@@ -86,8 +86,13 @@ type Options struct {
 	// it still points at this process), letting writes through unchecked while no
 	// hub runs. Default false: a stopped hub keeps guarding spec.hubAcceptsClient.
 	RemoveWebhooksOnStop bool
-	// Addons are the addons the hub manages. Default: addons.Shipped().
+	// Addons are the addons the hub manages. Default: the shipped ones
+	// (addons.ShippedWith(AddonImage)).
 	Addons *framework.Registry
+	// AddonImage is the image the shipped addons' agent Deployments run (their
+	// ManifestWorks deliver it to the managed clusters). Default: the shipped
+	// addons' own default, ghcr.io/flotilla-dev/flotilla:latest.
+	AddonImage string
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running.
 	Ready func()
@@ -183,7 +188,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
-	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, ManifestLimit: opts.ManifestLimit}); err != nil {
+	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, AgentImage: opts.AddonImage, ManifestLimit: opts.ManifestLimit}); err != nil {
 		return fmt.Errorf("addons: %w", err)
 	}
 	if err := propagator.Setup(mgr, propagator.Options{}); err != nil {

@@ -31,6 +31,9 @@ import (
 // Reconciler approves or denies addon CSRs.
 type Reconciler struct {
 	client.Client
+	// reader reads the signer CA Secret past the cache: the hub may get that
+	// one Secret by name, and lists or watches none.
+	reader client.Reader
 }
 
 // Setup registers the controller with mgr.
@@ -42,7 +45,7 @@ func Setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("addon-csr-approver").
 		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(isAddon)).
-		Complete(&Reconciler{Client: mgr.GetClient()})
+		Complete(&Reconciler{Client: mgr.GetClient(), reader: mgr.GetAPIReader()})
 }
 
 // Reconcile: get, read the addon's registrations, decide, write the decision.

@@ -28,7 +28,7 @@ const (
 func (r *Reconciler) signerCA(ctx context.Context) (*signer.CA, error) {
 	key := types.NamespacedName{Namespace: SignerCANamespace, Name: SignerCASecret}
 	var sec corev1.Secret
-	err := r.Get(ctx, key, &sec)
+	err := r.reader.Get(ctx, key, &sec)
 	if apierrors.IsNotFound(err) {
 		ca, err := pki.NewCA("flotilla-addon-signer", signerCALife)
 		if err != nil {
@@ -42,7 +42,7 @@ func (r *Reconciler) signerCA(ctx context.Context) (*signer.CA, error) {
 		if err := r.Create(ctx, &sec); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("create Secret %s: %w", key, err)
 		}
-		if err := r.Get(ctx, key, &sec); err != nil {
+		if err := r.reader.Get(ctx, key, &sec); err != nil {
 			return nil, err
 		}
 	} else if err != nil {

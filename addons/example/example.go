@@ -10,16 +10,15 @@
 package example
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -29,16 +28,21 @@ const Name = "example"
 // CopyLabel marks hub ConfigMaps the agent copies to its cluster.
 const CopyLabel = "addon.flotilla.dev/example"
 
-// DefaultImage runs the agent when delivered as a Deployment.
-const DefaultImage = "ghcr.io/flotilla-dev/flotilla:latest"
+// DefaultImage runs the agent when delivered as a Deployment and no image is
+// set (the hub sets its --addon-image).
+const DefaultImage = image.DefaultRegistry + "/" + image.Repository + ":latest"
 
 // Addon is the example addon.
 type Addon struct {
-	// Image of the agent Deployment. Default DefaultImage.
+	// Image of the agent Deployment, before an AddOnDeploymentConfig's
+	// registries apply. Default DefaultImage.
 	Image string
 }
 
-var _ framework.Addon = Addon{}
+var (
+	_ framework.Addon        = Addon{}
+	_ framework.Configurable = Addon{}
+)
 
 // Name implements framework.Addon.
 func (Addon) Name() string { return Name }
@@ -58,16 +62,23 @@ func (Addon) Options() framework.Options {
 // Manifests implements framework.Addon: the install namespace, the agent's
 // ServiceAccount and rights on the managed cluster, and its Deployment.
 func (a Addon) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	return a.ManifestsWithConfig(cluster, mca, nil)
+}
+
+// ManifestsWithConfig implements framework.Configurable: cfg's registries and
+// node placement shape the agent's Deployment.
+func (a Addon) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error) {
 	ns := mca.Status.Namespace
 	if ns == "" {
 		ns = ocm.DefaultAddonInstallNamespace
 	}
-	image := a.Image
-	if image == "" {
-		image = DefaultImage
+	img := a.Image
+	if img == "" {
+		img = DefaultImage
 	}
-	name := Name + "-agent"
-	labels := map[string]string{"app": name}
+	agent := framework.AgentDeployment{Addon: Name, Namespace: ns, Image: img, Config: cfg,
+		Args: []string{"addon-agent", Name, "--cluster-name", cluster.Name, "--namespace", ns}}
+	name := agent.Name()
 	return []runtime.Object{
 		&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}},
@@ -80,17 +91,6 @@ func (a Addon) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.M
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}}},
-		&appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](1),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{ServiceAccountName: name, Containers: []corev1.Container{{
-						Name: "agent", Image: image,
-						Args: []string{"addon-agent", Name, "--cluster-name", cluster.Name, "--namespace", ns},
-					}}},
-				},
-			}},
+		agent.Object(),
 	}, nil
 }

@@ -12,17 +12,16 @@
 package governance
 
 import (
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/addons/framework"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -32,8 +31,9 @@ const (
 	FrameworkName = "governance-policy-framework"
 	// ConfigPolicyName is OCM's name of the configuration policy addon.
 	ConfigPolicyName = "config-policy-controller"
-	// DefaultImage runs the agents when delivered as Deployments.
-	DefaultImage = "ghcr.io/flotilla-dev/flotilla:latest"
+	// DefaultImage runs the agents when delivered as Deployments and no image
+	// is set (the hub sets its --addon-image).
+	DefaultImage = image.DefaultRegistry + "/" + image.Repository + ":latest"
 	// PolicyLabel on a template names the replica policy that carries it.
 	PolicyLabel = policyv1.GroupName + "/policy"
 )
@@ -47,19 +47,23 @@ var FrameworkHubRules = []rbacv1.PolicyRule{
 
 // Framework is the governance-policy-framework addon.
 type Framework struct {
-	// Image of the agent Deployment. Default DefaultImage.
+	// Image of the agent Deployment, before an AddOnDeploymentConfig's
+	// registries apply. Default DefaultImage.
 	Image string
 }
 
 // ConfigPolicy is the config-policy-controller addon.
 type ConfigPolicy struct {
-	// Image of the agent Deployment. Default DefaultImage.
+	// Image of the agent Deployment, before an AddOnDeploymentConfig's
+	// registries apply. Default DefaultImage.
 	Image string
 }
 
 var (
-	_ framework.Addon = Framework{}
-	_ framework.Addon = ConfigPolicy{}
+	_ framework.Addon        = Framework{}
+	_ framework.Addon        = ConfigPolicy{}
+	_ framework.Configurable = Framework{}
+	_ framework.Configurable = ConfigPolicy{}
 )
 
 // Name implements framework.Addon.
@@ -91,35 +95,48 @@ func (ConfigPolicy) Options() framework.Options {
 // Manifests implements framework.Addon: the Policy CRD, the agent's
 // ServiceAccount and rights on the managed cluster, and its Deployment.
 func (a Framework) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
+	return a.ManifestsWithConfig(cluster, mca, nil)
+}
+
+// ManifestsWithConfig implements framework.Configurable: cfg's registries and
+// node placement shape the agent's Deployment.
+func (a Framework) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error) {
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "create"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "patch"}},
 		{APIGroups: []string{policyv1.GroupName}, Resources: []string{"*"}, Verbs: []string{"*"}},
 	}
-	return agentManifests(FrameworkName, a.Image, cluster, mca, "policies", rules, "")
+	return agentManifests(FrameworkName, a.Image, cluster, mca, cfg, "policies", rules, "")
 }
 
 // Manifests implements framework.Addon: the ConfigurationPolicy CRD, the
 // agent's ServiceAccount (bound to cluster-admin: an enforced policy may
 // create any object, as with OCM's controller) and its Deployment.
 func (a ConfigPolicy) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn) ([]runtime.Object, error) {
-	return agentManifests(ConfigPolicyName, a.Image, cluster, mca, "configurationpolicies", nil, "cluster-admin")
+	return a.ManifestsWithConfig(cluster, mca, nil)
 }
 
-func agentManifests(addon, image string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, crdPlural string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
+// ManifestsWithConfig implements framework.Configurable: cfg's registries and
+// node placement shape the agent's Deployment.
+func (a ConfigPolicy) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error) {
+	return agentManifests(ConfigPolicyName, a.Image, cluster, mca, cfg, "configurationpolicies", nil, "cluster-admin")
+}
+
+func agentManifests(addon, img string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec, crdPlural string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
 	ns := mca.Status.Namespace
 	if ns == "" {
 		ns = ocm.DefaultAddonInstallNamespace
 	}
-	if image == "" {
-		image = DefaultImage
+	if img == "" {
+		img = DefaultImage
 	}
 	crds, err := manifests.CRDs(manifests.PolicyCRDs)
 	if err != nil {
 		return nil, err
 	}
-	name := addon + "-agent"
-	labels := map[string]string{"app": name}
+	agent := framework.AgentDeployment{Addon: addon, Namespace: ns, Image: img, Config: cfg,
+		Args: []string{"addon-agent", addon, "--cluster-name", cluster.Name, "--namespace", ns}}
+	name := agent.Name()
 	var objs []runtime.Object
 	for _, crd := range crds {
 		if crd.Name == crdPlural+"."+policyv1.GroupName {
@@ -151,18 +168,7 @@ func agentManifests(addon, image string, cluster *clusterv1.ManagedCluster, mca 
 		&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
 			Subjects: []rbacv1.Subject{sa}},
-		&appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](1),
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: labels},
-					Spec: corev1.PodSpec{ServiceAccountName: name, Containers: []corev1.Container{{
-						Name: "agent", Image: image,
-						Args: []string{"addon-agent", addon, "--cluster-name", cluster.Name, "--namespace", ns},
-					}}},
-				},
-			}},
+		agent.Object(),
 	)
 	return objs, nil
 }

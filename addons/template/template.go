@@ -13,7 +13,9 @@
 // {{NAME}}, and << ClusterName >> / << AddonInstallNamespace >>. A placeholder
 // with no value is an error naming it and the manifest. A namespaced manifest
 // without a namespace goes to the install namespace (the AddOnTemplate CRD
-// refuses a placeholder in metadata.namespace).
+// refuses a placeholder in metadata.namespace). The AddOnDeploymentConfig's
+// registries and node placement apply to the apps/v1 Deployments and
+// DaemonSets delivered (their images and Pod nodeSelector/tolerations).
 package template
 
 import (
@@ -134,6 +136,9 @@ func (a Addon) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addon
 		}
 		if u.GetNamespace() == "" && !clusterScoped[u.GetKind()] {
 			u.SetNamespace(ns)
+		}
+		if err := applyDeploymentConfig(u, cfg); err != nil {
+			return nil, fmt.Errorf("AddOnTemplate %s manifest %d: %w", a.Template.Name, i, err)
 		}
 		out = append(out, u)
 	}

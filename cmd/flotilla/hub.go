@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/internal/image"
 )
 
 func newHubCommand() *cobra.Command {
@@ -28,6 +30,12 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.Background())
+			if o.AddonImage == "" {
+				o.AddonImage = image.Ref("", imageTag())
+			}
+			if err := image.CheckRef(o.AddonImage); err != nil {
+				return fmt.Errorf("--addon-image: %w", err)
+			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
@@ -48,6 +56,7 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.IntVar(&o.Registration.LeaseGraceMultiplier, "lease-grace-multiplier", 5, "a cluster whose lease is older than this many leaseDurationSeconds becomes Available=Unknown")
 	f.StringVar(&o.Registration.SignerCertFile, "signer-cert", "", "CA certificate of the built-in signer (for hubs whose controller-manager does not sign kube-apiserver-client CSRs)")
 	f.StringVar(&o.Registration.SignerKeyFile, "signer-key", "", "CA private key of the built-in signer")
+	f.StringVar(&o.AddonImage, "addon-image", "", "image of the shipped addons' agent Deployments (default "+image.Ref("", "<version>")+", as `join` names the klusterlet's; an AddOnDeploymentConfig's registries rewrite it per cluster)")
 	f.IntVar(&o.ManifestLimit, "manifest-limit", 0, "largest total manifest size of a ManifestWork in bytes (default 500 KiB)")
 	f.StringVar(&o.WebhookHost, "webhook-host", "127.0.0.1", "address the webhook server listens on")
 	f.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", "", "address the hub apiserver calls the webhooks at (default: --webhook-host)")

@@ -25,6 +25,8 @@ func newInitCommand() *cobra.Command {
 		timeout    time.Duration
 		deployHub  bool
 		hubImage   string
+		addonImage string
+		signers    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -38,6 +40,9 @@ TokenRequest API and print the join command for managed clusters.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := printer.Validate(output); err != nil {
 				return err
+			}
+			if !deployHub && (addonImage != "" || len(signers) > 0) {
+				return fmt.Errorf("--addon-image and --addon-signers configure the hub that --deploy installs: add --deploy, or give `flotilla hub` --addon-image yourself")
 			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
@@ -59,7 +64,8 @@ TokenRequest API and print the join command for managed clusters.`,
 				if img == "" {
 					img = image.Ref("", imageTag())
 				}
-				if err := deploy.Apply(cmd.Context(), deploy.Options{Config: cfg, Image: img, Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
+				if err := deploy.Apply(cmd.Context(), deploy.Options{Config: cfg, Image: img, AddonImage: addonImage, AddonSigners: signers,
+					Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
 			}
@@ -80,6 +86,8 @@ TokenRequest API and print the join command for managed clusters.`,
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait and --deploy wait")
 	f.BoolVar(&deployHub, "deploy", false, "also run the hub in this cluster: two replicas with leader election, webhooks behind a Service (namespace "+deploy.Namespace+")")
 	f.StringVar(&hubImage, "image", "", "hub image for --deploy (default "+image.Ref("", "<version>")+")")
+	f.StringVar(&addonImage, "addon-image", "", "with --deploy: image of the shipped addons' agents, the hub's --addon-image (default: the hub image)")
+	f.StringSliceVar(&signers, "addon-signers", nil, "with --deploy: custom signers (<domain>/<path> or <domain>/*) of addons' CustomSigner registrations the hub may approve and sign (default none)")
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

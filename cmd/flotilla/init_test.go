@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -35,4 +36,26 @@ func TestPrintToken(t *testing.T) {
 	out.Reset()
 	require.NoError(t, printToken(&out, "yaml", res))
 	assert.Contains(t, out.String(), "hubAPIServer: https://hub:6443")
+}
+
+// TestAddonImageFlagsRefused: a bad --addon-image, or addon flags that would
+// be dropped, fail before anything connects.
+func TestAddonImageFlagsRefused(t *testing.T) {
+	for name, tc := range map[string]struct {
+		cmd  func() *cobra.Command
+		args []string
+		want string
+	}{
+		"hub: not an image":         {newHubCommand, []string{"--addon-image", "Registry/Flotilla:v 1", "--kubeconfig", "/nonexistent"}, "--addon-image: \"Registry/Flotilla:v 1\" is not an image reference"},
+		"init: addon image alone":   {newInitCommand, []string{"--addon-image", "a.io/f:1", "--kubeconfig", "/nonexistent"}, "add --deploy"},
+		"init: addon signers alone": {newInitCommand, []string{"--addon-signers", "example.com/x", "--kubeconfig", "/nonexistent"}, "add --deploy"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := tc.cmd()
+			c.SetArgs(tc.args)
+			c.SetOut(&bytes.Buffer{})
+			c.SetErr(&bytes.Buffer{})
+			assert.ErrorContains(t, c.Execute(), tc.want)
+		})
+	}
 }

@@ -2,26 +2,34 @@
 // --deploy`): the serving certificate of its webhooks in Secret
 // flotilla-hub-serving (a CA of its own, a certificate for the Service's DNS
 // name), then manifests/hub: namespace, ServiceAccount, RBAC, the two-replica
-// Deployment with leader election, and the Service the apiserver calls the
-// webhooks through. It waits until a replica has registered the webhooks.
+// Deployment with leader election (its --addon-image names the addon agents'
+// image), the Service the apiserver calls the webhooks through, and, when
+// asked, the rights to approve and sign addons' custom signers. It waits until
+// a replica has registered the webhooks.
 package deploy
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/hub/registration/webhook"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/manifests"
 )
@@ -39,10 +47,43 @@ type Options struct {
 	Config *rest.Config
 	// Image of the hub. Required.
 	Image string
+	// AddonImage is the image of the shipped addons' agents (the hub's
+	// --addon-image). Default Image: one image holds every subcommand.
+	AddonImage string
+	// AddonSigners are the custom signers (<domain>/<path>, or <domain>/* for
+	// all of a domain, outside kubernetes.io) of addons' CustomSigner
+	// registrations: the hub may approve and sign their CSRs and keep its
+	// addon signer CA (manifests/hub/03-addon-signers.yaml). Default none: the
+	// hub approves kube-apiserver-client addon CSRs only.
+	AddonSigners []string
 	// Timeout bounds the wait for the webhooks. Default 3m.
 	Timeout time.Duration
 	// Progress receives one line per step. Default: discarded.
 	Progress io.Writer
+}
+
+// signerPath is what an --addon-signers entry may have after its domain.
+var signerPath = regexp.MustCompile(`^(\*|[A-Za-z0-9][A-Za-z0-9._-]*)$`)
+
+// Render returns the objects of manifests/hub for o (Config is not needed):
+// the checks of Apply on the images and signers apply.
+func Render(o Options) ([]*unstructured.Unstructured, error) {
+	if o.AddonImage == "" {
+		o.AddonImage = o.Image
+	}
+	if err := image.CheckRef(o.Image); err != nil {
+		return nil, fmt.Errorf("deploy: hub image: %w", err)
+	}
+	if err := image.CheckRef(o.AddonImage); err != nil {
+		return nil, fmt.Errorf("deploy: addon image: %w", err)
+	}
+	for _, s := range o.AddonSigners {
+		_, path, _ := strings.Cut(s, "/")
+		if !hubcsr.IsCustomSigner(s) || !signerPath.MatchString(path) {
+			return nil, fmt.Errorf("deploy: addon signer %q is not a custom signer: want <domain>/<path> (path: letters, digits, '.', '_', '-') or <domain>/*, outside kubernetes.io", s)
+		}
+	}
+	return manifests.Render(manifests.HubManifests, map[string]any{"Image": o.Image, "AddonImage": o.AddonImage, "AddonSigners": o.AddonSigners})
 }
 
 // Apply installs (or updates) the hub and waits until it serves.
@@ -60,7 +101,7 @@ func Apply(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	objs, err := manifests.Render(manifests.HubManifests, map[string]string{"Image": o.Image})
+	objs, err := Render(o)
 	if err != nil {
 		return err
 	}
@@ -69,6 +110,12 @@ func Apply(ctx context.Context, o Options) error {
 		return err
 	}
 	fmt.Fprintf(o.Progress, "==> deploying the hub into %s (image %s)\n", Namespace, o.Image)
+	if len(o.AddonSigners) == 0 {
+		// Rights an earlier --addon-signers gave are taken back.
+		if err := removeAddonSigners(ctx, c); err != nil {
+			return err
+		}
+	}
 	for _, obj := range objs {
 		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("flotilla-init"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
 			return fmt.Errorf("apply %s %s: %w", obj.GetKind(), obj.GetName(), err)
@@ -98,6 +145,23 @@ func Apply(ctx context.Context, o Options) error {
 		return fmt.Errorf("the hub Deployment %s/%s did not serve its webhooks within %s: see `kubectl -n %s logs deploy/%s`", Namespace, Name, o.Timeout, Namespace, Name)
 	}
 	fmt.Fprintln(o.Progress, "==> the hub runs as Pods and serves its webhooks")
+	return nil
+}
+
+// removeAddonSigners deletes what manifests/hub/03-addon-signers.yaml makes.
+func removeAddonSigners(ctx context.Context, c client.Client) error {
+	name := "open-cluster-management:flotilla-hub:addon-signers"
+	ca := "open-cluster-management:flotilla-hub:addon-signer-ca"
+	for _, o := range []client.Object{
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ca, Namespace: Namespace}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ca, Namespace: Namespace}},
+	} {
+		if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("remove %T %s: %w", o, o.GetName(), err)
+		}
+	}
 	return nil
 }
 

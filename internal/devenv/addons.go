@@ -7,6 +7,8 @@ import "flotilla.dev/flotilla/addons"
 // processes with the cluster's kubeconfig. The command line is the one the
 // addon's own Deployment carries (addons.HostedAgentArgs), so both ways run
 // the same thing. An agent idles until its addon is enabled on the cluster.
+// Only without nodes: with nodes the agents are the Pods their works deliver,
+// from the image the hub's --addon-image names (the locally imported one).
 func startAddonAgents(opts *Options, cluster string) error {
 	reg := addons.Shipped()
 	for _, name := range reg.Names() {

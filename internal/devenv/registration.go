@@ -45,8 +45,11 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	if opts.Nodes {
-		// The hub runs as Pods on the hub's node, installed as `flotilla init --deploy` does.
-		if err := deploy.Apply(ctx, deploy.Options{Config: hubCfg, Image: opts.Image, Timeout: registrationTimeout, Progress: opts.Out}); err != nil {
+		// The hub runs as Pods on the hub's node, installed as `flotilla init
+		// --deploy` does; the addon agents its works deliver run the same
+		// locally imported image (the addons' hosted processes are off).
+		if err := deploy.Apply(ctx, deploy.Options{Config: hubCfg, Image: opts.Image, AddonImage: opts.Image,
+			Timeout: registrationTimeout, Progress: opts.Out}); err != nil {
 			return err
 		}
 	} else {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -180,4 +181,16 @@ func elfArch(path string) (string, bool) {
 		return "arm64", true
 	}
 	return "", false
+}
+
+// CheckRef says what is wrong with ref as an image reference to run
+// (registry/repository[:tag][@digest], as a Pod's image field takes it).
+func CheckRef(ref string) error {
+	if ref == "" {
+		return errors.New("the image reference is empty")
+	}
+	if _, err := name.ParseReference(ref); err != nil {
+		return fmt.Errorf("%q is not an image reference (registry/repository:tag): %v", ref, err)
+	}
+	return nil
 }

@@ -93,6 +93,15 @@ func TestNodes(t *testing.T) {
 		spokes[c] = config(t, filepath.Join(dataDir, "clusters", c+".kubeconfig"))
 	}
 
+	t.Run("no addon agent runs as a process next to the klusterlets", func(t *testing.T) {
+		procs, err := os.ReadFile(filepath.Join(dataDir, "processes.json"))
+		if err == nil {
+			assert.NotContains(t, string(procs), "addon-agent", "with nodes the addon agents run as the Pods their works deliver")
+		} else {
+			assert.ErrorIs(t, err, os.ErrNotExist)
+		}
+	})
+
 	t.Run("nodes are Ready", func(t *testing.T) {
 		for name, cfg := range spokes {
 			nodes, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -256,6 +265,14 @@ func TestNodes(t *testing.T) {
 			_, err := spoke.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
 			assert.True(c, apierrors.IsNotFound(err), "Deployment removed with its work: %v", err)
 		}, timeout, tick)
+	})
+
+	t.Run("the example addon's agent runs as the Pod its work delivers", func(t *testing.T) {
+		testExampleAddonPod(t, dataDir, hub, spokes["cluster1"])
+	})
+
+	t.Run("the governance agents run as Pods: a hub policy is evaluated on the cluster", func(t *testing.T) {
+		testGovernancePods(t, dataDir, hub, spokes["cluster1"])
 	})
 
 	t.Run("unjoin removes the klusterlet and its Pod", func(t *testing.T) {

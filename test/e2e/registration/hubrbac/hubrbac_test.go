@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
 	"flotilla.dev/flotilla/klusterlet"
@@ -41,7 +42,7 @@ func TestRunsWithShippedRBAC(t *testing.T) {
 	require.NoError(t, err)
 
 	// The hub's RBAC from manifests/hub (everything but the Deployment).
-	objs, err := manifests.Render(manifests.HubManifests, map[string]string{"Image": "unused", "WebhookHost": "unused"})
+	objs, err := deploy.Render(deploy.Options{Image: "flotilla.local/unused:1"})
 	require.NoError(t, err)
 	admin, err := client.New(env.Hub.Config, client.Options{})
 	require.NoError(t, err)

@@ -55,5 +55,4 @@ func installCRD(ctx context.Context, cfg *rest.Config, crd *unstructured.Unstruc
 	})
 }
 
-
 func yamlToJSON(s string) ([]byte, error) { return yaml.YAMLToJSON([]byte(s)) }

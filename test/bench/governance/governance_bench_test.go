@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -65,6 +66,7 @@ func BenchmarkGovernance(b *testing.B) {
 	clusters := envInt(b, "FLOTILLA_BENCH_CLUSTERS", 1000)
 	changes := envInt(b, "FLOTILLA_BENCH_CHANGES", 200)
 	qps := envInt(b, "FLOTILLA_BENCH_HUB_QPS", 100)
+	ctrl.SetLogger(logr.Discard())
 	env := testenv.Start(b, testenv.Options{})
 	ctx := b.Context()
 	admin := rest.CopyConfig(env.Hub.Config)

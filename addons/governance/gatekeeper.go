@@ -95,7 +95,7 @@ func GatekeeperCompliance(obj *unstructured.Unstructured) (state policyv1.Compli
 		return "", "", false
 	}
 	_, audited, _ := unstructured.NestedString(obj.Object, "status", "auditTimestamp")
-	total, counted, _ := unstructured.NestedInt64(obj.Object, "status", "totalViolations")
+	total, counted := number(obj.Object, "status", "totalViolations")
 	if !audited && !counted {
 		return "", "", false
 	}
@@ -126,6 +126,23 @@ func GatekeeperCompliance(obj *unstructured.Unstructured) (state policyv1.Compli
 		parts = []string{fmt.Sprintf("%s - %d violations", action, total)}
 	}
 	return policyv1.NonCompliant, "NonCompliant; violation - " + strings.Join(parts, "; "), true
+}
+
+// number reads an integer field decoded as int64 (the API) or float64 (YAML).
+func number(obj map[string]any, fields ...string) (int64, bool) {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !ok {
+		return 0, false
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }
 
 func dedupe(s []string) []string {

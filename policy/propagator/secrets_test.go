@@ -3,6 +3,7 @@ package propagator_test
 import (
 	"context"
 	"encoding/base64"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/hubtemplate"
@@ -97,8 +99,7 @@ func TestSecretWatchesOnlyWhereGranted(t *testing.T) {
 		require.NoError(t, hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
 	const role = "open-cluster-management:flotilla-hub:hub-template-secrets"
-	require.NoError(t, hub.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: role},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create"}}}}))
+	require.NoError(t, hub.Create(ctx, shippedClusterRole(t, role)))
 	const user = "system:serviceaccount:open-cluster-management-hub:flotilla-hub"
 	require.NoError(t, hub.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "hub-template-secrets", Namespace: "granted"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
@@ -129,4 +130,20 @@ func TestSecretWatchesOnlyWhereGranted(t *testing.T) {
 	w.Sync(ctx, nil)
 	assert.Empty(t, w.Watched())
 
+}
+
+// shippedClusterRole is the ClusterRole name of manifests/hub/00-rbac.yaml,
+// as shipped.
+func shippedClusterRole(t *testing.T, name string) *rbacv1.ClusterRole {
+	t.Helper()
+	raw, err := os.ReadFile("../../manifests/hub/00-rbac.yaml")
+	require.NoError(t, err)
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var cr rbacv1.ClusterRole
+		if yaml.Unmarshal([]byte(doc), &cr) == nil && cr.Kind == "ClusterRole" && cr.Name == name {
+			return &cr
+		}
+	}
+	t.Fatalf("manifests/hub/00-rbac.yaml ships no ClusterRole %s", name)
+	return nil
 }

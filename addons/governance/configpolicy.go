@@ -2,25 +2,64 @@ package governance
 
 import (
 	"context"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"flotilla.dev/flotilla/policy/configpolicy"
+	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
 
 // RunConfigPolicyAgent runs the config-policy-controller agent until ctx
 // ends: the ConfigurationPolicy engine (the same runner as `flotilla policy
 // run`, watch-driven) on the ConfigurationPolicies of the cluster namespace,
 // once the addon's hub credential exists (the addon is enabled and
-// registered), and the addon's Lease.
+// registered), and the addon's Lease. Where Gatekeeper is not installed, it
+// also runs Flotilla's Rego engine (package gatekeeper/live) on the
+// ConstraintTemplates and constraints policies deliver, installing the
+// ConstraintTemplate CRD; where Gatekeeper is installed (its
+// ConstraintTemplate CRD exists when the agent starts), Gatekeeper audits.
 func RunConfigPolicyAgent(ctx context.Context, o AgentOptions) error {
 	if err := o.defaults(ConfigPolicyName); err != nil {
 		return err
 	}
 	return runWithCredential(ctx, ConfigPolicyName, o, func(ctx context.Context, _ *rest.Config) error {
+		installed, err := gatekeeperInstalled(ctx, o.SpokeConfig)
+		if err != nil {
+			return err
+		}
+		if installed {
+			o.Log.Info("Gatekeeper is installed: it audits the constraints policies deliver")
+		} else {
+			o.Log.Info("no Gatekeeper: running Flotilla's Rego engine on the constraints policies deliver")
+			if _, err := live.Start(ctx, live.Options{Config: o.SpokeConfig, InstallTemplateCRD: true,
+				Log: o.Log.WithName("gatekeeper"), EventSource: ConfigPolicyName}); err != nil {
+				return fmt.Errorf("start the Rego engine: %w", err)
+			}
+		}
 		o.Log.Info("running the ConfigurationPolicy engine", "namespace", o.ClusterName)
 		return configpolicy.Run(ctx, configpolicy.Options{
 			Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ConfigPolicyName,
 		})
 	})
+}
+
+// gatekeeperInstalled reports whether Gatekeeper's ConstraintTemplate CRD
+// (not Flotilla's) exists on the managed cluster.
+func gatekeeperInstalled(ctx context.Context, cfg *rest.Config) (bool, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	crd, err := dyn.Resource(crdsGVR).Get(ctx, live.TemplatesGVR.Resource+"."+live.TemplatesGVR.Group, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for Gatekeeper's ConstraintTemplate CRD: %w", err)
+	}
+	return GatekeeperInstalled(crd), nil
 }

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -55,6 +57,9 @@ type syncer struct {
 	hub, spoke   client.Client // writes
 	hubC, spokeC cache.Cache   // reads
 	queue        workqueue.TypedRateLimitingInterface[string]
+	dyn          dynamic.Interface // the managed cluster's, for Gatekeeper objects
+	// gkInformers watch the delivered Gatekeeper objects (worker only).
+	gkInformers map[schema.GroupVersionResource]toolscache.SharedIndexInformer
 }
 
 func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) error {
@@ -79,8 +84,13 @@ func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) erro
 	if err != nil {
 		return err
 	}
-	y := &syncer{o: o, ns: ns, hub: hub, spoke: spoke, hubC: hubC, spokeC: spokeC,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	dyn, err := dynamic.NewForConfig(o.SpokeConfig)
+	if err != nil {
+		return err
+	}
+	y := &syncer{o: o, ns: ns, hub: hub, spoke: spoke, hubC: hubC, spokeC: spokeC, dyn: dyn,
+		gkInformers: map[schema.GroupVersionResource]toolscache.SharedIndexInformer{},
+		queue:       workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	defer y.queue.ShutDown()
 
 	handler := func(keys func(obj any) []string) toolscache.ResourceEventHandler {
@@ -223,6 +233,9 @@ func (y *syncer) remove(ctx context.Context, name string) error {
 			return err
 		}
 		y.o.Log.Info("removed policy whose replica is gone", "policy", name)
+		if err := y.pruneGatekeeper(ctx, name, nil); err != nil {
+			return err
+		}
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -279,7 +292,7 @@ func (y *syncer) specSync(ctx context.Context, rep *policyv1.Policy) (*policyv1.
 // it no longer carries, and returns each template's state.
 func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) ([]TemplateState, error) {
 	rootNs := strings.SplitN(rep.Labels[policyv1.RootPolicyLabel], ".", 2)[0]
-	keep := map[string]bool{}
+	keep, keepGK := map[string]bool{}, map[string]bool{}
 	var states []TemplateState
 	for i, t := range local.Spec.PolicyTemplates {
 		if t == nil {
@@ -293,9 +306,30 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			continue
 		}
 		name := u.GetName()
+		if IsGatekeeper(u) {
+			keepGK[u.GetKind()+"/"+name] = true
+			if msg := u.GetAnnotations()[hubtemplate.ErrorAnnotation]; msg != "" {
+				y.event(ctx, local, name, policyv1.NonCompliant, HubTemplateErrorPrefix+msg)
+				states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
+				continue
+			}
+			if hubtemplate.HasProtected(t.ObjectDefinition.Raw) {
+				plain, err := y.decrypt(ctx, local, u.Object)
+				if err != nil {
+					y.event(ctx, local, name, policyv1.NonCompliant, "NonCompliant; template-error; "+err.Error())
+					states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
+					continue
+				}
+				u.Object = plain
+			}
+			st := y.syncGatekeeper(ctx, local, u)
+			st.IgnorePending = t.IgnorePending
+			states = append(states, st)
+			continue
+		}
 		keep[name] = true
 		if u.GetKind() != "ConfigurationPolicy" {
-			y.event(ctx, local, name, policyv1.NonCompliant, fmt.Sprintf("NonCompliant; template-error; kind %s is not supported (only ConfigurationPolicy)", u.GetKind()))
+			y.event(ctx, local, name, policyv1.NonCompliant, fmt.Sprintf("NonCompliant; template-error; kind %s is not supported (only ConfigurationPolicy and Gatekeeper ConstraintTemplates and constraints)", u.GetKind()))
 			states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
 			continue
 		}
@@ -329,6 +363,20 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			st.Compliance = policyv1.Pending
 			states = append(states, st)
 			continue
+		}
+		if hubtemplate.HasProtected(t.ObjectDefinition.Raw) {
+			plain, err := y.decrypt(ctx, local, u.Object)
+			if err != nil {
+				if exists {
+					if err := y.spoke.Delete(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
+						return nil, err
+					}
+				}
+				y.event(ctx, local, name, policyv1.NonCompliant, "NonCompliant; template-error; "+err.Error())
+				states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
+				continue
+			}
+			u.Object = plain
 		}
 		var want policyv1.ConfigurationPolicy
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &want); err != nil {
@@ -365,6 +413,9 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			}
 		}
 		states = append(states, st)
+	}
+	if err := y.pruneWatchedGatekeeper(ctx, local.Name, keepGK); err != nil {
+		return nil, err
 	}
 	return states, y.pruneTemplates(ctx, local.Name, keep)
 }

@@ -24,6 +24,8 @@ import (
 	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/policy/gatekeeper"
+	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
 const (
@@ -43,6 +45,8 @@ const (
 var FrameworkHubRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies/status"}, Verbs: []string{"get", "update", "patch"}},
+	// The cluster's key for the values hub templates protect.
+	{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{hubtemplate.KeySecret}, Verbs: []string{"get"}},
 }
 
 // Framework is the governance-policy-framework addon.
@@ -105,6 +109,12 @@ func (a Framework) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *a
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "create"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list", "watch", "create", "patch"}},
 		{APIGroups: []string{policyv1.GroupName}, Resources: []string{"*"}, Verbs: []string{"*"}},
+		// The copy of the cluster's encryption key (hub templates' protect).
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{hubtemplate.KeySecret}, Verbs: []string{"get", "update"}},
+		// Gatekeeper ConstraintTemplates and constraints a policy carries.
+		{APIGroups: []string{gatekeeper.TemplateGroup, gatekeeper.ConstraintGroup}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	}
 	return agentManifests(FrameworkName, a.Image, cluster, mca, cfg, "policies", rules, "")
 }

@@ -27,6 +27,15 @@ const (
 	IVSize = 16
 )
 
+// Where the per-cluster key and the per-replica initialization vector live,
+// as Open Cluster Management keeps them: Secret KeySecret (data "key", 32
+// bytes) in the cluster namespace on the hub (and, copied by the framework
+// agent, on the managed cluster), and the replica's IVAnnotation (base64).
+const (
+	KeySecret    = "policy-encryption-key"
+	IVAnnotation = "policy.open-cluster-management.io/encryption-iv"
+)
+
 // ErrorAnnotation on a policy template carries its hub template error; the
 // template is then delivered unresolved and the spoke reports it NonCompliant.
 const ErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
@@ -204,10 +213,12 @@ func (r *resolver) lookup(apiVersion, kind, ns, name string) (map[string]any, er
 }
 
 // protect encrypts value with AES-CBC (PKCS #7 padding) under the cluster's
-// key and the replica's IV. An empty value stays empty.
+// key and the replica's IV. An empty value stays empty, and a value protect
+// already encrypted (fromSecret's) is not encrypted twice, so
+// `fromSecret ... | protect` means what it says.
 func (r *resolver) protect(value string) (string, error) {
-	if value == "" {
-		return "", nil
+	if value == "" || strings.HasPrefix(value, ProtectedPrefix) {
+		return value, nil
 	}
 	if r.opts.Key == nil {
 		return "", errors.New("protect: no encryption key for the cluster")

@@ -50,6 +50,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.metrics.forgetRoot(req.Namespace, req.Name)
 		r.reported.Delete(key)
 		r.refs.set(key, nil)
+		r.secrets.Sync(ctx, r.refs.secretNamespaces())
 		return ctrl.Result{}, r.removeAll(ctx, key)
 	}
 	if IsReplica(&root) {
@@ -82,6 +83,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		replicas[cluster] = got
 	}
 	r.refs.set(key, refs)
+	r.secrets.Sync(ctx, r.refs.secretNamespaces())
 	for cluster, rep := range replicas {
 		if _, ok := d.Clusters[cluster]; ok || (d.Unsettled && !root.Spec.Disabled) {
 			continue

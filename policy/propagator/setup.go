@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -16,8 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
@@ -43,6 +46,9 @@ type Reconciler struct {
 	// uncached.
 	apiReader client.Reader
 	refs      templateRefs
+	// secrets watches the Secrets of the namespaces hub templates read them
+	// from (where the hub may).
+	secrets *secretWatches
 }
 
 // rootIndex indexes Policies by their root-policy label, so a root finds its
@@ -65,8 +71,19 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}); err != nil {
 		return err
 	}
+	meta, err := metadata.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
 	r := &Reconciler{Client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("policy-propagator"),
-		now: opts.Now, metrics: DefaultMetrics()}
+		now: opts.Now, metrics: DefaultMetrics(), secrets: newSecretWatches(meta)}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.secrets.Stop()
+		return nil
+	})); err != nil {
+		return err
+	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("policy-propagator").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
@@ -75,10 +92,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&policyv1beta1.PolicySet{}, handler.EnqueueRequestsFromMapFunc(membersOf)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.boundToPlacement)).
-		// Objects hub templates read: ConfigMaps (by metadata only) and
-		// ManagedClusters. Secrets are not watched: the hub holds no list/watch
-		// on them (a Secret change reaches a replica at the root's next event).
+		// Objects hub templates read: ConfigMaps (by metadata only),
+		// ManagedClusters, and Secrets of the namespaces templates read them
+		// from (secretWatches, by metadata only).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ConfigMap")), builder.OnlyMetadata).
+		WatchesRawSource(source.Channel(r.secrets.events, handler.EnqueueRequestsFromMapFunc(r.refs.readers("Secret")))).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster")),
 			builder.WithPredicates(templateInputsChanged)).
 		Complete(r); err != nil {

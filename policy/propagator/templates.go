@@ -28,8 +28,8 @@ import (
 // cluster namespace, and one initialization vector per replica in its
 // encryption-iv annotation.
 const (
-	EncryptionKeySecret = "policy-encryption-key"
-	IVAnnotation        = policyv1.GroupName + "/encryption-iv"
+	EncryptionKeySecret = hubtemplate.KeySecret
+	IVAnnotation        = hubtemplate.IVAnnotation
 )
 
 // apiSource reads template objects straight from the apiserver (not from a

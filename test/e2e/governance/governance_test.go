@@ -24,6 +24,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
 const rootNs = "policies"
@@ -195,6 +196,26 @@ func TestFrameworkCredentialRefusals(t *testing.T) {
 		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"disabled":true}}`))), "change its own replica's spec")
 	forbidden(c.Status().Patch(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "policies.policy-namespace", Namespace: "cluster2"}},
 		client.RawPatch(types.MergePatchType, []byte(`{"status":{"compliant":"Compliant"}}`))), "write cluster2's replica status")
+	// Secrets: its own cluster's encryption key only.
+	forbidden(c.Get(ctx, client.ObjectKey{Namespace: "cluster2", Name: hubtemplate.KeySecret}, &corev1.Secret{}), "get cluster2's encryption key")
+	forbidden(c.List(ctx, &corev1.SecretList{}, client.InNamespace("cluster1")), "list the Secrets of its namespace")
+	forbidden(c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "other"}, &corev1.Secret{}), "get another Secret of its namespace")
+	err = c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: hubtemplate.KeySecret}, &corev1.Secret{})
+	assert.False(t, apierrors.IsForbidden(err), "its own encryption key: %v", err)
+
+	// The config-policy-controller's credential reads nothing on the hub.
+	var cpCred *framework.HubCredential
+	require.Eventually(t, func() bool {
+		var err error
+		cpCred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.ConfigPolicyName)
+		return err == nil
+	}, timeout, tick)
+	cp, err := client.New(cpCred.Config, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	forbidden(cp.List(ctx, &policyv1.PolicyList{}, client.InNamespace("cluster1")), "config-policy-controller lists replicas")
+	forbidden(cp.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: hubtemplate.KeySecret}, &corev1.Secret{}), "config-policy-controller reads the key")
+	forbidden(cp.Create(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "evil", Namespace: rootNs},
+		Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{}}}), "config-policy-controller creates a root policy")
 }
 
 // TestDependencies: a template whose policy depends on another policy being

@@ -94,6 +94,14 @@ func run(m *testing.M) int {
 				WorkStatusSyncInterval: time.Second,
 			})
 		}()
+		if name == gatekeeperCluster {
+			// cluster2 plays a cluster with Gatekeeper installed: its
+			// ConstraintTemplate CRD exists before the agents start.
+			if err := installFakeGatekeeper(ctx, spoke.Config); err != nil {
+				fmt.Fprintln(os.Stderr, "gatekeeper CRD:", err)
+				return 1
+			}
+		}
 		o := governance.AgentOptions{SpokeConfig: spoke.Config, ClusterName: name, LeaseDuration: 5 * time.Second,
 			CredentialInterval: 200 * time.Millisecond, Log: klog.Background()}
 		go func() { _ = governance.RunFrameworkAgent(ctx, o) }()

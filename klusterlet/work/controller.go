@@ -27,6 +27,7 @@ import (
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
+	"flotilla.dev/flotilla/klusterlet/work/executor"
 	"flotilla.dev/flotilla/klusterlet/work/status"
 )
 
@@ -36,17 +37,16 @@ const retryFailed = 2 * time.Second
 
 var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
-// errExecutor refuses works that ask to be applied as another identity: the
-// agent does not implement spec.executor, and applying such a work with the
-// agent's own (broad) permissions would break the author's intent.
-var errExecutor = errors.New("spec.executor is not supported by this agent: it refuses to apply the work with its own permissions; remove spec.executor to apply it as the agent")
-
 type reconciler struct {
 	hub         client.Client
 	spoke       client.Client
 	spokeReader client.Reader
 	applier     *apply.Applier
-	watcher     *watcher
+	// executors checks spec.executor rights and impersonates executors;
+	// executorAppliers holds one applier per executor (guarded by mu).
+	executors        *executor.Authorizer
+	executorAppliers map[string]*apply.Applier
+	watcher          *watcher
 	// recorder records Events on ManifestWorks (a status message that was cut).
 	recorder events.EventRecorder
 
@@ -316,13 +316,12 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 
 		var live *unstructured.Unstructured
-		if work.Spec.Executor != nil {
-			err = errExecutor
-		} else {
+		applier, err := r.applierFor(ctx, work.Spec.Executor, t, key, strategy, work.Spec.DeleteOption)
+		if err == nil {
 			if writes(strategy) {
 				out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
 			}
-			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
+			live, err = applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 		}
 		var c *conflict.Error
 		if errors.As(err, &c) && live != nil {

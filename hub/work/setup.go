@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -72,6 +73,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("manifestwork-ttl").
+		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTTL))).
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(&expirer{client: mgr.GetClient(), now: time.Now})
+	if err != nil {
+		return err
+	}
 	marker := &deliveryMarker{client: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-delivery").
@@ -81,6 +90,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			handler.TypedEnqueueRequestsFromMapFunc(marker.worksOfCluster), holdChanged)).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		Complete(marker)
+}
+
+// hasTTL lets through only works that may expire.
+func hasTTL(o client.Object) bool {
+	w, ok := o.(*workv1.ManifestWork)
+	return ok && w.Spec.DeleteOption != nil && w.Spec.DeleteOption.TTLSecondsAfterFinished != nil
 }
 
 // Webhooks returns the validating webhooks this package serves. ClientConfig.URL

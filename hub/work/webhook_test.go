@@ -16,8 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -368,4 +370,28 @@ func TestExecutorAdmission(t *testing.T) {
 		w.Spec.Executor = &workv1.ManifestWorkExecutor{Subject: workv1.ManifestWorkExecutorSubject{Type: workv1.ExecutorSubjectTypeServiceAccount}}
 		assert.ErrorContains(t, admin.Create(ctx, w), "spec.executor.subject.serviceAccount is required")
 	})
+}
+
+// TestFinishedWorkExpires: a work whose Complete condition is True goes
+// ttlSecondsAfterFinished later; one without the TTL stays.
+func TestFinishedWorkExpires(t *testing.T) {
+	_, c, _ := startHub(t)
+	ctx := context.Background()
+	complete := func(name string) {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: name}, w))
+		w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkComplete, Status: metav1.ConditionTrue, Reason: "ConditionRulesAggregated",
+			Message: "Job is finished", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}
+		require.NoError(t, c.Status().Update(ctx, w))
+	}
+	withTTL := mw("cluster1", "job-once", cm("app", "a", 1))
+	withTTL.Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeForeground, TTLSecondsAfterFinished: ptr.To[int64](1)}
+	require.NoError(t, c.Create(ctx, withTTL))
+	require.NoError(t, c.Create(ctx, mw("cluster1", "job-kept", cm("app", "a", 1))))
+	complete("job-once")
+	complete("job-kept")
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "job-once"}, &workv1.ManifestWork{}))
+	}, 30*time.Second, 100*time.Millisecond, "the finished work is deleted after its TTL")
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "job-kept"}, &workv1.ManifestWork{}), "no TTL: kept")
 }

@@ -28,6 +28,7 @@ import (
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
 	"flotilla.dev/flotilla/klusterlet/work/executor"
+	"flotilla.dev/flotilla/klusterlet/work/rules"
 	"flotilla.dev/flotilla/klusterlet/work/status"
 )
 
@@ -316,12 +317,19 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 
 		var live *unstructured.Unstructured
-		applier, err := r.applierFor(ctx, work.Spec.Executor, t, key, strategy, work.Spec.DeleteOption)
-		if err == nil {
-			if writes(strategy) {
-				out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
+		if status.Completed(work.Status, res.Meta) {
+			// Complete (a condition rule said so): as in OCM, no longer
+			// updated, only read.
+			live, err = r.applier.Get(ctx, t)
+		} else {
+			var applier *apply.Applier
+			applier, err = r.applierFor(ctx, work.Spec.Executor, t, key, strategy, work.Spec.DeleteOption)
+			if err == nil {
+				if writes(strategy) {
+					out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
+				}
+				live, err = applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 			}
-			live, err = applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 		}
 		var c *conflict.Error
 		if errors.As(err, &c) && live != nil {
@@ -348,6 +356,13 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 		if live != nil && res.HasFeedbackRules {
 			res.Feedback, res.FeedbackErr = status.Feedback(live, cfg.FeedbackRules)
+		}
+		if live != nil {
+			var conditionRules []workv1.ConditionRule
+			if cfg != nil {
+				conditionRules = cfg.ConditionRules
+			}
+			res.Rules, res.RulesEvaluated = rules.Evaluate(live, conditionRules), true
 		}
 		if (res.ApplyErr == nil || res.ApplyConflict) && !res.ReadOnly && live != nil {
 			r.watcher.Watch(t.GVR)

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -99,6 +100,12 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 	case r.ApplyErr != nil:
 		applied.Status, applied.Reason, applied.Message = metav1.ConditionFalse, workv1.AppliedManifestFailed,
 			fmt.Sprintf("Failed to apply manifest: %v", r.ApplyErr)
+		// An error may name its own reason (an unusable ignoreFields entry:
+		// AppliedManifestSSAIgnoreFieldError).
+		var withReason interface{ Reason() string }
+		if errors.As(r.ApplyErr, &withReason) {
+			applied.Reason = withReason.Reason()
+		}
 	case r.ReadOnly:
 		applied.Status, applied.Reason, applied.Message = metav1.ConditionTrue, workv1.AppliedManifestComplete,
 			"Read-only manifest: nothing applied, status is read"

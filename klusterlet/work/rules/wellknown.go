@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"sort"
+
 	workv1 "open-cluster-management.io/api/work/v1"
 )
 
@@ -54,4 +56,15 @@ func WellKnown(groupKind, condition string) (workv1.ConditionRule, bool) {
 	r.Type, r.Condition = workv1.CelConditionExpressionsType, condition
 	r.CelExpressions = append([]string(nil), r.CelExpressions...)
 	return r, true
+}
+
+// WellKnownFor lists the condition types with a built-in rule for a
+// group-kind, sorted.
+func WellKnownFor(groupKind string) []string {
+	var out []string
+	for c := range wellKnown[groupKind] {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }

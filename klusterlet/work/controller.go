@@ -116,6 +116,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	results, outcome := r.applyAll(ctx, work, amw)
+	r.watcher.SetFollowed(work.Name, outcome.followed)
 	affected := r.reportConflicts(work.Name, results, outcome.claims)
 	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
 	// After record: a work that let go of an object has released it by now,
@@ -164,6 +165,7 @@ func (r *reconciler) forget(ctx context.Context, work string) {
 	delete(r.failures, work)
 	delete(r.written, applied.Name(r.hubHash, work))
 	r.mu.Unlock()
+	r.watcher.SetFollowed(work, nil)
 	r.wake(ctx, r.claims.Drop(work))
 }
 
@@ -257,6 +259,9 @@ type outcome struct {
 	// claims are the objects the work writes with their manifest hashes,
 	// per manifest index (absent: the manifest writes nothing).
 	claims map[int]claim
+	// followed are ReadOnly objects with feedbackScrapeType Watch: their
+	// changes wake the work although it does not own them.
+	followed []Followed
 }
 
 type claim struct {
@@ -314,6 +319,9 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		res.ReadOnly = strategy != nil && strategy.Type == workv1.UpdateStrategyTypeReadOnly
 		if res.ReadOnly {
 			out.readOnly[key] = true
+			if cfg.FeedbackScrapeType == workv1.FeedbackWatchType {
+				out.followed = append(out.followed, Followed{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name})
+			}
 		}
 
 		var live *unstructured.Unstructured

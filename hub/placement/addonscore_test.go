@@ -2,6 +2,7 @@ package placement_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +101,27 @@ func TestScoreRateLimit(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, map[string]int64{"ratelimit-a": 70, "ratelimit-b": 20, "ratelimit-c": 50}, s.scores("slow"))
 	}, timeout, tick, "a new cluster is written at once, with the current scores, despite the 1h limit")
+}
+
+// TestExpiredAddOnScoreCountsZero: as in OCM, a score past status.validUntil
+// counts as 0; the scheduler re-runs by itself when it expires.
+func TestExpiredAddOnScoreCountsZero(t *testing.T) {
+	s := newScope(t, "expiry")
+	for _, n := range []string{"expiry-a", "expiry-b"} {
+		require.NoError(t, hub.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}))
+		s.cluster(n, nil)
+	}
+	s.setScore("expiry-b", 50)
+	s.setScore("expiry-a", 90)
+	require.Eventually(t, func() bool {
+		var sc clusterv1alpha1.AddOnPlacementScore
+		if hub.Get(s.ctx, client.ObjectKey{Namespace: "expiry-a", Name: "load"}, &sc) != nil {
+			return false
+		}
+		sc.Status.ValidUntil = &metav1.Time{Time: time.Now().Add(8 * time.Second)}
+		return hub.Status().Update(s.ctx, &sc) == nil
+	}, timeout, tick)
+	s.placement(st.Placement("p", "").Exact().AddOnScore("load", "free", 1).Number(1).Obj())
+	s.eventuallyDecided("p", "expiry-a")
+	s.eventuallyDecided("p", "expiry-b") // a's 90 expired: 0 < 50
 }

@@ -85,6 +85,24 @@ func TestWorkCommands(t *testing.T) {
 	assert.Contains(t, out, "kind: ManifestWork")
 	assert.Contains(t, out, "namespace: cluster2")
 
+	// The spec flags reach the work.
+	jobFile := filepath.Join(t.TempDir(), "job.yaml")
+	require.NoError(t, os.WriteFile(jobFile, []byte("apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate, namespace: app}\n"), 0o600))
+	out, err = flotilla(t, "create", "work", "migrate", "-f", jobFile, "--clusters", "cluster1", "--kubeconfig", kc,
+		"--executor", "app/deployer", "--ignore-field", ".spec.parallelism", "--ignore-field", "/metadata/labels/x:OnSpokeChange",
+		"--ttl-after-finished", "300", "--well-known-conditions")
+	require.NoError(t, err, out)
+	out, err = flotilla(t, "get", "work", "migrate", "--cluster", "cluster1", "-o", "yaml", "--kubeconfig", kc)
+	require.NoError(t, err)
+	for _, want := range []string{"name: deployer", "ttlSecondsAfterFinished: 300", "type: ServerSideApply", "- .spec.parallelism",
+		"- /metadata/labels/x", "condition: OnSpokeChange", "condition: Complete", "type: WellKnownConditions", "resource: jobs"} {
+		assert.Contains(t, out, want)
+	}
+	_, err = flotilla(t, "create", "work", "bad", "-f", jobFile, "--clusters", "cluster1", "--kubeconfig", kc, "--ignore-field", "spec.x")
+	assert.ErrorContains(t, err, `--ignore-field "spec.x": want a JSON pointer`)
+	_, err = flotilla(t, "delete", "work", "migrate", "--clusters", "cluster1", "--kubeconfig", kc)
+	require.NoError(t, err)
+
 	_, err = flotilla(t, "get", "works", "-o", "xml", "--kubeconfig", kc)
 	assert.EqualError(t, err, `unknown output format "xml": use table, json or yaml`)
 

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,4 +73,54 @@ func TestBindingMustBeNamedAfterItsSet(t *testing.T) {
 	err := hub.Create(s.ctx, b)
 	require.Error(t, err, "even an admin may not create a binding named differently from its set")
 	assert.Contains(t, err.Error(), "must be named after its set")
+}
+
+// TestPlacementAdmission: Placements that would be misconfigured are refused
+// at create and at a spec update, as Invalid, naming the field; writes that
+// leave the spec alone pass.
+func TestPlacementAdmission(t *testing.T) {
+	s := newScope(t, "padmit")
+	for _, tc := range []struct {
+		name string
+		p    *clusterv1beta1.Placement
+		want string
+	}{
+		{"bad-selector", st.Placement("bad-selector", "").Predicate(clusterv1beta1.ClusterSelector{LabelSelector: metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Maybe", Values: []string{"a"}}}}}).Obj(),
+			`spec.predicates[0].requiredClusterSelector.labelSelector: "Maybe" is not a valid label selector operator`},
+		{"bad-claims", st.Placement("bad-claims", "").Predicate(clusterv1beta1.ClusterSelector{ClaimSelector: clusterv1beta1.ClusterClaimSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: metav1.LabelSelectorOpIn}}}}).Obj(),
+			"spec.predicates[0].requiredClusterSelector.claimSelector"},
+		{"bad-cel", st.Placement("bad-cel", "").CEL(`managedCluster.metadata.labels[`).Obj(),
+			"spec.predicates[0].requiredClusterSelector.celSelector.celExpressions[0]"},
+		{"bad-prioritizer", st.Placement("bad-prioritizer", "").Prioritizer("Fastest", 3).Obj(),
+			`spec.prioritizerPolicy.configurations[0].scoreCoordinate.builtIn: unknown prioritizer "Fastest"`},
+		{"bad-groups", st.Placement("bad-groups", "").Group("canary", nil).Group("canary", nil).Obj(),
+			`spec.decisionStrategy.groupStrategy.decisionGroups[1].groupName "canary" is already the name of decisionGroups[0]`},
+		{"bad-number", st.Placement("bad-number", "").Number(-2).Obj(), "spec.numberOfClusters"},
+	} {
+		t.Run("refuses "+tc.name, func(t *testing.T) {
+			tc.p.Namespace = s.ns
+			err := hub.Create(s.ctx, tc.p)
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	s.placement(st.Placement("good", "").CEL(`managedCluster.metadata.name != ""`).Group("canary", nil).Obj())
+	t.Run("an update that breaks the spec is refused", func(t *testing.T) {
+		p := s.getPlacement("good")
+		p.Spec.Predicates[0].RequiredClusterSelector.CelSelector.CelExpressions = []string{"1 +"}
+		err := hub.Update(s.ctx, p)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "spec.predicates[0].requiredClusterSelector.celSelector.celExpressions[0]")
+	})
+	t.Run("an update of labels only passes", func(t *testing.T) {
+		require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p := s.getPlacement("good")
+			p.Labels = map[string]string{"team": "a"}
+			return hub.Update(s.ctx, p)
+		}))
+	})
 }

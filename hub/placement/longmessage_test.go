@@ -18,9 +18,14 @@ func TestHugeCELExpressionStillGetsAStatus(t *testing.T) {
 	s := newScope(t, "huge-cel")
 	s.cluster("huge-cel-1", nil)
 	expr := "managedCluster.metadata.name == '" + strings.Repeat("x", 100000) + "' &&" // a syntax error quoting it all
-	s.placement(&clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: clusterv1beta1.PlacementSpec{
+	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: s.ns}, Spec: clusterv1beta1.PlacementSpec{
 		Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-			CelSelector: clusterv1beta1.ClusterCelSelector{CelExpressions: []string{expr}}}}}}})
+			CelSelector: clusterv1beta1.ClusterCelSelector{CelExpressions: []string{expr}}}}}}}
+	err := hub.Create(s.ctx, p.DeepCopy())
+	require.Error(t, err, "the webhook refuses it")
+	assert.Less(t, len(err.Error()), 4096, "its refusal is cut too")
+	assert.Contains(t, err.Error(), "[truncated: 1024 of ")
+	plantPastWebhook(t, s, p) // stored before the webhook existed
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p := s.getPlacement("p")
 		require.NotEmpty(c, p.Status.Conditions, "the Placement has a status")

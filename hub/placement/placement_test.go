@@ -2,17 +2,22 @@ package placement_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/hub/placement/admission"
 	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
 )
 
@@ -162,7 +167,9 @@ func TestNoBindingsAndEmptySets(t *testing.T) {
 func TestMisconfiguredCELIsReportedNotFatal(t *testing.T) {
 	s := newScope(t, "badcel")
 	s.cluster("badcel-a", nil)
-	s.placement(st.Placement("bad", "").CEL(`managedCluster.metadata.labels[`).Obj())
+	// The webhook refuses such a Placement now; one stored before it (or
+	// while no hub ran) is still reported, not fatal.
+	plantPastWebhook(t, s, st.Placement("bad", "").CEL(`managedCluster.metadata.labels[`).Obj())
 	s.placement(st.Placement("good", "").CEL(`managedCluster.metadata.name == "badcel-a"`).Obj())
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		mis := condition(s.getPlacement("bad").Status.Conditions, clusterv1beta1.PlacementConditionMisconfigured)
@@ -318,4 +325,35 @@ func TestClusterSetsAndBindingsStatus(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, metav1.ConditionTrue, bound(c).Status)
 	}, timeout, tick)
+}
+
+// plantPastWebhook stores p although the Placement webhook would refuse it:
+// it takes the webhook out of the registration, creates p as soon as the
+// apiserver admits it, and puts the webhook back (waiting until it refuses
+// again).
+func plantPastWebhook(t *testing.T, s *scope, p *clusterv1beta1.Placement) {
+	t.Helper()
+	p.Namespace = s.ns
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Name: "placement-test"}, &vwc))
+	all := vwc.Webhooks
+	var kept []admissionregistrationv1.ValidatingWebhook
+	for _, h := range all {
+		if !strings.HasSuffix(*h.ClientConfig.URL, admission.WebhookPath) {
+			kept = append(kept, h)
+		}
+	}
+	vwc.Webhooks = kept
+	require.NoError(t, hub.Update(s.ctx, &vwc))
+	require.Eventually(t, func() bool { return hub.Create(s.ctx, p.DeepCopy()) == nil }, timeout, tick, "planted")
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := hub.Get(s.ctx, client.ObjectKey{Name: "placement-test"}, &vwc); err != nil {
+			return err
+		}
+		vwc.Webhooks = all
+		return hub.Update(s.ctx, &vwc)
+	}))
+	probe := p.DeepCopy()
+	probe.Name, probe.GenerateName = "", p.Name+"-probe-"
+	require.Eventually(t, func() bool { return apierrors.IsInvalid(hub.Create(s.ctx, probe.DeepCopy())) }, timeout, tick, "webhook back")
 }

@@ -13,9 +13,11 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"flotilla.dev/flotilla/hub/clusterset"
 	"flotilla.dev/flotilla/hub/clusterset/bindings"
+	"flotilla.dev/flotilla/hub/placement/admission"
 	"flotilla.dev/flotilla/hub/placement/controller"
 	"flotilla.dev/flotilla/hub/workreplicaset"
 )
@@ -44,6 +46,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := clusterset.Setup(mgr); err != nil {
 		return fmt.Errorf("cluster sets: %w", err)
 	}
+	mgr.GetWebhookServer().Register(admission.WebhookPath, &webhook.Admission{Handler: &admission.Validator{}})
 	if err := controller.Setup(mgr, controller.Options{Workers: opts.Workers}); err != nil {
 		return fmt.Errorf("placement controller: %w", err)
 	}
@@ -59,5 +62,5 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // holds only the path (for example "/validate-managedclustersetbinding"); the hub
 // prefixes its own base URL and sets CABundle when it registers them.
 func Webhooks() []admissionregistrationv1.ValidatingWebhook {
-	return []admissionregistrationv1.ValidatingWebhook{bindings.Webhook()}
+	return []admissionregistrationv1.ValidatingWebhook{bindings.Webhook(), admission.Webhook()}
 }

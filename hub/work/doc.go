@@ -5,10 +5,19 @@
 //     empty, each with apiVersion, kind and metadata.name (no generateName), no
 //     two alike, and at most Options.ManifestLimit bytes in total (default
 //     500 KiB). Every problem names the manifest by index and kind (Validate).
+//     A work that sets or changes spec.executor is admitted only when its
+//     requester may `execute-as` the executor (a SubjectAccessReview on
+//     work.open-cluster-management.io manifestworks, in the work's namespace,
+//     named system:serviceaccount:<ns>:<name>, as OCM checks).
+//
 //   - The namespace check controller: a ManifestWork in a namespace that belongs
 //     to no ManagedCluster gets a Warning event NotAClusterNamespace (and its
 //     creator an admission warning), since no agent will ever apply it. It owns
 //     no conditions and no finalizer.
+//
+//   - The TTL controller: a work with spec.deleteOption.ttlSecondsAfterFinished
+//     is deleted that long after its Complete condition turned True (ExpiryFor),
+//     unless a ManifestWorkReplicaSet made it.
 //
 // The CLI's operations on works (create per cluster or placement, list, get,
 // delete) are in the sub-package ops.

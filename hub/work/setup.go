@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -59,6 +60,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
 		reader:  mgr.GetAPIReader(),
+		sar:     mgr.GetClient(),
 		limit:   opts.ManifestLimit,
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
@@ -71,6 +73,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("manifestwork-ttl").
+		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTTL))).
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(&expirer{client: mgr.GetClient(), now: time.Now})
+	if err != nil {
+		return err
+	}
 	marker := &deliveryMarker{client: mgr.GetClient()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-delivery").
@@ -80,6 +90,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			handler.TypedEnqueueRequestsFromMapFunc(marker.worksOfCluster), holdChanged)).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		Complete(marker)
+}
+
+// hasTTL lets through only works that may expire.
+func hasTTL(o client.Object) bool {
+	w, ok := o.(*workv1.ManifestWork)
+	return ok && w.Spec.DeleteOption != nil && w.Spec.DeleteOption.TTLSecondsAfterFinished != nil
 }
 
 // Webhooks returns the validating webhooks this package serves. ClientConfig.URL
@@ -113,7 +129,9 @@ func Webhooks() []admissionregistrationv1.ValidatingWebhook {
 type validator struct {
 	decoder admission.Decoder
 	reader  client.Reader
-	limit   int
+	// sar creates SubjectAccessReviews (the executor check).
+	sar   client.Client
+	limit int
 }
 
 func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -124,7 +142,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if err := v.decoder.Decode(req, work); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the ManifestWork: %w", err))
 	}
-	workloadSame := false
+	workloadSame, executorSame := false, false
 	if req.Operation == admissionv1.Update {
 		// Writes that leave the spec alone (finalizers, labels and status by
 		// agents and controllers, deletion) carry nothing new to the cluster.
@@ -136,6 +154,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 			return admission.Allowed("")
 		}
 		workloadSame = equality.Semantic.DeepEqual(old.Spec.Workload, work.Spec.Workload)
+		executorSame = equality.Semantic.DeepEqual(old.Spec.Executor, work.Spec.Executor)
 	}
 	// Nothing new may be written where a denied or deleted cluster's agent could
 	// still be watching. The ManagedCluster is read from the apiserver, not a
@@ -144,6 +163,17 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check cluster %s: %w", req.Namespace, err))
 	} else if hold.Reason != "" {
 		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s cannot be created or changed: %s", req.Namespace, work.Name, hold.Message))
+	}
+	if !executorSame {
+		// As in OCM, the executor is judged when it is set or changed, so a
+		// user's permission revoked later does not freeze existing works.
+		msg, err := checkExecutor(ctx, v.sar, req.UserInfo, work)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check the executor: %w", err))
+		}
+		if msg != "" {
+			return admission.Denied(fmt.Sprintf("ManifestWork %s/%s: %s", req.Namespace, work.Name, msg))
+		}
 	}
 	if workloadSame {
 		// The manifests are not judged again: a limit lowered later must not

@@ -17,6 +17,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -313,4 +316,82 @@ func repeat(s string, n int) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// TestExecutorAdmission: naming an executor needs RBAC execute-as on
+// manifestworks for that service account (OCM's check); without it the work is
+// refused at create and at an update that sets the executor.
+func TestExecutorAdmission(t *testing.T) {
+	env, admin, _ := startHub(t)
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+	// alice may write works in cluster1, and execute as app/deployer only.
+	_, err := cs.RbacV1().Roles("cluster1").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "works"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks"}, Verbs: []string{"get", "create", "update"}},
+			{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks"}, Verbs: []string{work.ExecuteAsVerb},
+				ResourceNames: []string{"system:serviceaccount:app:deployer"}},
+		}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.RbacV1().RoleBindings("cluster1").Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "alice"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "works"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.Impersonate.UserName = "alice"
+	alice, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+
+	withExecutor := func(w *workv1.ManifestWork, ns, name string) *workv1.ManifestWork {
+		w.Spec.Executor = &workv1.ManifestWorkExecutor{Subject: workv1.ManifestWorkExecutorSubject{
+			Type: workv1.ExecutorSubjectTypeServiceAccount, ServiceAccount: &workv1.ManifestWorkSubjectServiceAccount{Namespace: ns, Name: name}}}
+		return w
+	}
+	t.Run("allowed executor is admitted", func(t *testing.T) {
+		require.NoError(t, alice.Create(ctx, withExecutor(mw("cluster1", "as-deployer", cm("app", "a", 1)), "app", "deployer")))
+	})
+	t.Run("creator without execute-as is refused at create, naming user, executor and permission", func(t *testing.T) {
+		err := alice.Create(ctx, withExecutor(mw("cluster1", "as-admin", cm("app", "a", 1)), "kube-system", "admin"))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `user "alice" may not use executor ServiceAccount kube-system/admin in namespace cluster1`)
+		assert.Contains(t, err.Error(), `execute-as work.open-cluster-management.io/manifestworks named "system:serviceaccount:kube-system:admin"`)
+	})
+	t.Run("an update that switches the executor is judged", func(t *testing.T) {
+		require.NoError(t, alice.Create(ctx, mw("cluster1", "plain", cm("app", "a", 1))))
+		w := &workv1.ManifestWork{}
+		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "plain"}, w))
+		assert.ErrorContains(t, alice.Update(ctx, withExecutor(w, "kube-system", "admin")), `may not use executor ServiceAccount kube-system/admin`)
+	})
+	t.Run("a cluster admin may use any executor", func(t *testing.T) {
+		require.NoError(t, admin.Create(ctx, withExecutor(mw("cluster1", "admin-as", cm("app", "a", 1)), "kube-system", "admin")))
+	})
+	t.Run("an executor without a service account is refused", func(t *testing.T) {
+		w := mw("cluster1", "no-sa", cm("app", "a", 1))
+		w.Spec.Executor = &workv1.ManifestWorkExecutor{Subject: workv1.ManifestWorkExecutorSubject{Type: workv1.ExecutorSubjectTypeServiceAccount}}
+		assert.ErrorContains(t, admin.Create(ctx, w), "spec.executor.subject.serviceAccount is required")
+	})
+}
+
+// TestFinishedWorkExpires: a work whose Complete condition is True goes
+// ttlSecondsAfterFinished later; one without the TTL stays.
+func TestFinishedWorkExpires(t *testing.T) {
+	_, c, _ := startHub(t)
+	ctx := context.Background()
+	complete := func(name string) {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: name}, w))
+		w.Status.Conditions = []metav1.Condition{{Type: workv1.WorkComplete, Status: metav1.ConditionTrue, Reason: "ConditionRulesAggregated",
+			Message: "Job is finished", ObservedGeneration: 1, LastTransitionTime: metav1.Now()}}
+		require.NoError(t, c.Status().Update(ctx, w))
+	}
+	withTTL := mw("cluster1", "job-once", cm("app", "a", 1))
+	withTTL.Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeForeground, TTLSecondsAfterFinished: ptr.To[int64](1)}
+	require.NoError(t, c.Create(ctx, withTTL))
+	require.NoError(t, c.Create(ctx, mw("cluster1", "job-kept", cm("app", "a", 1))))
+	complete("job-once")
+	complete("job-kept")
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "job-once"}, &workv1.ManifestWork{}))
+	}, 30*time.Second, 100*time.Millisecond, "the finished work is deleted after its TTL")
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "job-kept"}, &workv1.ManifestWork{}), "no TTL: kept")
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -28,6 +29,7 @@ import (
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
+	"flotilla.dev/flotilla/klusterlet/work/executor"
 )
 
 // Options configures the work agent. Every field documents its default.
@@ -161,6 +163,10 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	authz, err := authorizationclient.NewForConfig(spokeCfg)
+	if err != nil {
+		return nil, err
+	}
 
 	hubHash := applied.HubHash(hubCfg.Host)
 	events := make(chan event.TypedGenericEvent[*workv1.ManifestWork], 1024)
@@ -169,21 +175,23 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	r := &reconciler{
-		hub:         mgr.GetClient(),
-		spoke:       spoke.GetClient(),
-		spokeReader: spoke.GetAPIReader(),
-		applier:     &apply.Applier{Client: dyn, Mapper: apply.NewMapper(disc)},
-		watcher:     w,
-		recorder:    mgr.GetEventRecorder("work-agent"),
-		clusterName: opts.ClusterName,
-		agentID:     opts.AgentID,
-		hubHash:     hubHash,
-		resync:      opts.StatusSyncInterval,
-		written:     map[string]string{},
-		failures:    map[string]int{},
-		cleanupOnly: opts.CleanupOnly,
-		claims:      conflict.NewRegistry(),
-		events:      events,
+		hub:              mgr.GetClient(),
+		spoke:            spoke.GetClient(),
+		spokeReader:      spoke.GetAPIReader(),
+		applier:          &apply.Applier{Client: dyn, Mapper: apply.NewMapper(disc)},
+		executors:        &executor.Authorizer{Reviews: authz.SubjectAccessReviews(), Config: spokeCfg},
+		executorAppliers: map[string]*apply.Applier{},
+		watcher:          w,
+		recorder:         mgr.GetEventRecorder("work-agent"),
+		clusterName:      opts.ClusterName,
+		agentID:          opts.AgentID,
+		hubHash:          hubHash,
+		resync:           opts.StatusSyncInterval,
+		written:          map[string]string{},
+		failures:         map[string]int{},
+		cleanupOnly:      opts.CleanupOnly,
+		claims:           conflict.NewRegistry(),
+		events:           events,
 	}
 	// The classic work queue, not controller-runtime's priority queue: with
 	// v0.23.3 the priority queue can deadlock at shutdown under load (its

@@ -27,6 +27,8 @@ import (
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 	"flotilla.dev/flotilla/klusterlet/work/conflict"
+	"flotilla.dev/flotilla/klusterlet/work/executor"
+	"flotilla.dev/flotilla/klusterlet/work/rules"
 	"flotilla.dev/flotilla/klusterlet/work/status"
 )
 
@@ -36,17 +38,16 @@ const retryFailed = 2 * time.Second
 
 var crdGK = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
-// errExecutor refuses works that ask to be applied as another identity: the
-// agent does not implement spec.executor, and applying such a work with the
-// agent's own (broad) permissions would break the author's intent.
-var errExecutor = errors.New("spec.executor is not supported by this agent: it refuses to apply the work with its own permissions; remove spec.executor to apply it as the agent")
-
 type reconciler struct {
 	hub         client.Client
 	spoke       client.Client
 	spokeReader client.Reader
 	applier     *apply.Applier
-	watcher     *watcher
+	// executors checks spec.executor rights and impersonates executors;
+	// executorAppliers holds one applier per executor (guarded by mu).
+	executors        *executor.Authorizer
+	executorAppliers map[string]*apply.Applier
+	watcher          *watcher
 	// recorder records Events on ManifestWorks (a status message that was cut).
 	recorder events.EventRecorder
 
@@ -115,6 +116,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	results, outcome := r.applyAll(ctx, work, amw)
+	r.watcher.SetFollowed(work.Name, outcome.followed)
 	affected := r.reportConflicts(work.Name, results, outcome.claims)
 	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
 	// After record: a work that let go of an object has released it by now,
@@ -163,6 +165,7 @@ func (r *reconciler) forget(ctx context.Context, work string) {
 	delete(r.failures, work)
 	delete(r.written, applied.Name(r.hubHash, work))
 	r.mu.Unlock()
+	r.watcher.SetFollowed(work, nil)
 	r.wake(ctx, r.claims.Drop(work))
 }
 
@@ -256,6 +259,9 @@ type outcome struct {
 	// claims are the objects the work writes with their manifest hashes,
 	// per manifest index (absent: the manifest writes nothing).
 	claims map[int]claim
+	// followed are ReadOnly objects with feedbackScrapeType Watch: their
+	// changes wake the work although it does not own them.
+	followed []Followed
 }
 
 type claim struct {
@@ -313,16 +319,25 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		res.ReadOnly = strategy != nil && strategy.Type == workv1.UpdateStrategyTypeReadOnly
 		if res.ReadOnly {
 			out.readOnly[key] = true
+			if cfg.FeedbackScrapeType == workv1.FeedbackWatchType {
+				out.followed = append(out.followed, Followed{GVR: t.GVR, Namespace: t.Namespace, Name: t.Name})
+			}
 		}
 
 		var live *unstructured.Unstructured
-		if work.Spec.Executor != nil {
-			err = errExecutor
+		if status.Completed(work.Status, res.Meta) {
+			// Complete (a condition rule said so): as in OCM, no longer
+			// updated, only read.
+			live, err = r.applier.Get(ctx, t)
 		} else {
-			if writes(strategy) {
-				out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
+			var applier *apply.Applier
+			applier, err = r.applierFor(ctx, work.Spec.Executor, t, key, strategy, work.Spec.DeleteOption)
+			if err == nil {
+				if writes(strategy) {
+					out.claims[i] = claim{key: key, hash: apply.Hash(t, obj)}
+				}
+				live, err = applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 			}
-			live, err = r.applier.Apply(ctx, t, obj, strategy, owner, !recorded[key], r.guard(ctx, amw.UID, describeObject(gvk.Kind, t.Namespace, t.Name)))
 		}
 		var c *conflict.Error
 		if errors.As(err, &c) && live != nil {
@@ -349,6 +364,13 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 		}
 		if live != nil && res.HasFeedbackRules {
 			res.Feedback, res.FeedbackErr = status.Feedback(live, cfg.FeedbackRules)
+		}
+		if live != nil {
+			var conditionRules []workv1.ConditionRule
+			if cfg != nil {
+				conditionRules = cfg.ConditionRules
+			}
+			res.Rules, res.RulesEvaluated = rules.Evaluate(live, conditionRules), true
 		}
 		if (res.ApplyErr == nil || res.ApplyConflict) && !res.ReadOnly && live != nil {
 			r.watcher.Watch(t.GVR)

@@ -9,7 +9,10 @@
 //     anything is applied and removed once the work's resources are deleted (or
 //     orphaned); the whole status: per-manifest conditions Applied, Available,
 //     StatusFeedbackSynced with feedback values, work-level Applied and
-//     Available (see package status for the reasons), and Conflict (per
+//     Available (see package status for the reasons), the conditions of
+//     spec.manifestConfigs[].conditionRules per manifest and aggregated per
+//     work (package rules: Complete, Progressing, Degraded, custom), and
+//     Conflict (per
 //     manifest and per work) when another work carries the same object with
 //     different content (package conflict: the work that managed it first
 //     keeps it; the other does not write it and reports Applied=False,

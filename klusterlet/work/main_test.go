@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -200,14 +201,17 @@ func getWork(t testing.TB, cluster, name string) *workv1.ManifestWork {
 func eventuallyWork(t testing.TB, cluster, name string, cond func(w *workv1.ManifestWork) bool, msg string) *workv1.ManifestWork {
 	t.Helper()
 	var last *workv1.ManifestWork
-	require.Eventually(t, func() bool {
+	ok := assert.Eventually(t, func() bool {
 		w := &workv1.ManifestWork{}
 		if err := hub.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: name}, w); err != nil {
 			return false
 		}
 		last = w
 		return cond(w)
-	}, wait, tick, "%s; last status: %s", msg, statusString(last))
+	}, wait, tick, msg)
+	if !ok {
+		t.Fatalf("%s; last status: %s", msg, statusString(last))
+	}
 	return last
 }
 

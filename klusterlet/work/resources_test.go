@@ -297,20 +297,6 @@ func TestStatusWrittenOnlyWhenChanged(t *testing.T) {
 	deleteWork(t, "cluster1", "quiet")
 }
 
-func TestExecutorIsRefusedNotIgnored(t *testing.T) {
-	w := newWork(t, "cluster1", "executor", configMap("default", "as-someone-else", nil))
-	w.w.Spec.Executor = &workv1.ManifestWorkExecutor{Subject: workv1.ManifestWorkExecutorSubject{
-		Type: workv1.ExecutorSubjectTypeServiceAccount, ServiceAccount: &workv1.ManifestWorkSubjectServiceAccount{Namespace: "default", Name: "limited"}}}
-	w.create(t)
-	got := eventuallyWork(t, "cluster1", "executor", func(w *workv1.ManifestWork) bool {
-		return condIs(w.Status.Conditions, "Applied", "False")
-	}, "a work with an executor is refused")
-	assert.Contains(t, manifestCond(got, 0, "Applied").Message, "spec.executor is not supported")
-	_, err := getCM(t, "default", "as-someone-else")
-	assert.True(t, apierrors.IsNotFound(err), "nothing applied with the agent's permissions")
-	deleteWork(t, "cluster1", "executor")
-}
-
 // TestRenamedAgentsRecordIsTakenOver: a record of a work that still exists,
 // written under the agent's earlier name, becomes this agent's; nothing is
 // evicted.

@@ -31,6 +31,17 @@ type watcher struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	watching map[schema.GroupVersionResource]bool
+	// followed are objects no work owns whose changes still wake works:
+	// ReadOnly manifests with feedbackScrapeType Watch.
+	followed map[Followed]map[string]bool
+	// follows is the reverse: the objects each work follows.
+	follows map[string][]Followed
+}
+
+// Followed names an object a work reads but does not own.
+type Followed struct {
+	GVR             schema.GroupVersionResource
+	Namespace, Name string
 }
 
 func newWatcher(client metadata.Interface, hubHash, clusterName string, events chan<- event.TypedGenericEvent[*workv1.ManifestWork], log logr.Logger) *watcher {
@@ -41,6 +52,8 @@ func newWatcher(client metadata.Interface, hubHash, clusterName string, events c
 		events:      events,
 		log:         log.WithName("watch"),
 		watching:    map[schema.GroupVersionResource]bool{},
+		followed:    map[Followed]map[string]bool{},
+		follows:     map[string][]Followed{},
 	}
 }
 
@@ -69,7 +82,7 @@ func (w *watcher) Watch(gvr schema.GroupVersionResource) {
 			o, ok1 := oldObj.(*metav1.PartialObjectMetadata)
 			n, ok2 := newObj.(*metav1.PartialObjectMetadata)
 			if ok1 && ok2 && o.ResourceVersion != n.ResourceVersion {
-				w.notify(n)
+				w.notify(gvr, n)
 			}
 		},
 		DeleteFunc: func(obj interface{}) {
@@ -77,7 +90,7 @@ func (w *watcher) Watch(gvr schema.GroupVersionResource) {
 				obj = d.Obj
 			}
 			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-				w.notify(m)
+				w.notify(gvr, m)
 			}
 		},
 	})
@@ -90,25 +103,61 @@ func (w *watcher) Watch(gvr schema.GroupVersionResource) {
 	}
 }
 
-func (w *watcher) notify(m *metav1.PartialObjectMetadata) {
+// SetFollowed replaces the objects a work follows (none: it follows nothing),
+// watching their resources.
+func (w *watcher) SetFollowed(work string, objs []Followed) {
+	w.mu.Lock()
+	if len(objs) == 0 && len(w.follows[work]) == 0 {
+		w.mu.Unlock()
+		return
+	}
+	for _, f := range w.follows[work] {
+		delete(w.followed[f], work)
+		if len(w.followed[f]) == 0 {
+			delete(w.followed, f)
+		}
+	}
+	delete(w.follows, work)
+	for _, f := range objs {
+		if w.followed[f] == nil {
+			w.followed[f] = map[string]bool{}
+		}
+		w.followed[f][work] = true
+	}
+	if len(objs) > 0 {
+		w.follows[work] = objs
+	}
+	w.mu.Unlock()
+	for _, f := range objs {
+		w.Watch(f.GVR)
+	}
+}
+
+func (w *watcher) notify(gvr schema.GroupVersionResource, m *metav1.PartialObjectMetadata) {
+	var works []string
 	for _, ref := range m.OwnerReferences {
 		if ref.Kind != "AppliedManifestWork" || ref.APIVersion != workv1.GroupVersion.String() {
 			continue
 		}
-		name, ok := applied.WorkName(w.hubHash, ref.Name)
-		if !ok {
-			continue
+		if name, ok := applied.WorkName(w.hubHash, ref.Name); ok {
+			works = append(works, name)
 		}
+	}
+	w.mu.Lock()
+	ctx := w.ctx
+	for name := range w.followed[Followed{GVR: gvr, Namespace: m.Namespace, Name: m.Name}] {
+		works = append(works, name)
+	}
+	w.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	for _, name := range works {
 		work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: w.clusterName, Name: name}}
-		w.mu.Lock()
-		ctx := w.ctx
-		w.mu.Unlock()
-		if ctx == nil {
-			return
-		}
 		select {
 		case w.events <- event.TypedGenericEvent[*workv1.ManifestWork]{Object: work}:
 		case <-ctx.Done(): // shutting down: nobody reads events any more
+			return
 		}
 	}
 }

@@ -38,6 +38,8 @@ type Reconciler struct {
 	counts   *countCache
 	// recorder reports status messages that were cut to fit.
 	recorder events.EventRecorder
+	// scores remembers score writes (spec.scoreRateLimit).
+	scores *scoreWrites
 }
 
 // Setup registers the controller with mgr.
@@ -52,7 +54,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.Now = time.Now
 	}
 	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{},
-		recorder: mgr.GetEventRecorder("placement")}
+		recorder: mgr.GetEventRecorder("placement"), scores: &scoreWrites{}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

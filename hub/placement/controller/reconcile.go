@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"reflect"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,11 +50,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else {
 		pages = scheduling.Repaginate(p.Name, res.Groups, p.Spec.SortBy == clusterv1beta1.PlacementSortByScore, pagesOf(current))
 	}
+	requeue := res.RequeueAfter
+	byScore := res.Misconfigured == nil && p.Spec.SortBy == clusterv1beta1.PlacementSortByScore
+	if byScore {
+		// spec.scoreRateLimit: new scores alone are written at most that often.
+		var wait time.Duration
+		pages, wait = scheduling.HoldScores(pagesOf(current), pages, r.scores.last(p.UID), scheduling.ScoreRateLimit(&p), r.now())
+		if wait > 0 && (requeue == 0 || wait < requeue) {
+			requeue = wait
+		}
+	}
 	if err := r.writeDecisions(ctx, &p, current, pages); err != nil {
 		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: requeueSoon}, nil // the cache is behind our own writes
 		}
 		return ctrl.Result{}, err
+	}
+	if byScore && !scheduling.SamePages(pagesOf(current), pages) {
+		r.scores.wrote(p.UID, r.now())
 	}
 	next := p
 	next.Status = desiredStatus(&p, res, pages)
@@ -65,7 +80,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// scoreWrites remembers when each placement's scores were last written (for
+// spec.scoreRateLimit). A restarted hub starts afresh: the first change is
+// written at once.
+type scoreWrites struct {
+	mu sync.Mutex
+	at map[types.UID]time.Time
+}
+
+func (s *scoreWrites) last(uid types.UID) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.at[uid]
+}
+
+func (s *scoreWrites) wrote(uid types.UID, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at == nil {
+		s.at = map[types.UID]time.Time{}
+	}
+	s.at[uid] = t
 }
 
 // requeueSoon retries after a write lost a race with the cache.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +18,8 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/placement/scheduling"
 )
 
 // CreateOptions describes a Placement to create.
@@ -30,6 +34,93 @@ type CreateOptions struct {
 	Labels map[string]string
 	// NumberOfClusters caps the selection. Default nil: every matching cluster.
 	NumberOfClusters *int32
+	// Claims the clusters must carry, as claim name to value (ANDed with
+	// Labels in the same predicate). Default: none.
+	Claims map[string]string
+	// CEL expressions the clusters must satisfy (variable managedCluster;
+	// ANDed in the same predicate). Default: none.
+	CEL []string
+	// Prioritizers in clusteradm's form: BuiltIn:NAME:WEIGHT or
+	// AddOn:RESOURCE:SCORE:WEIGHT. Default: none (Balance and Steady, weight 1).
+	Prioritizers []string
+	// Exact makes only the listed prioritizers count (mode Exact). Default
+	// false: Additive.
+	Exact bool
+	// SortByScore orders decisions by score and records scores. Default
+	// false: by cluster name.
+	SortByScore bool
+	// ScoreRateLimit is spec.scoreRateLimit ("30s", "5m", "1h"). Default "":
+	// the API's 1m.
+	ScoreRateLimit string
+}
+
+// Spec builds the Placement spec of opts and checks it as the hub's admission
+// does, so a mistake is named before anything is written.
+func Spec(opts CreateOptions) (clusterv1beta1.PlacementSpec, error) {
+	spec := clusterv1beta1.PlacementSpec{ClusterSets: opts.ClusterSets, NumberOfClusters: opts.NumberOfClusters, ScoreRateLimit: opts.ScoreRateLimit}
+	if len(opts.Labels)+len(opts.Claims)+len(opts.CEL) > 0 {
+		sel := clusterv1beta1.ClusterSelector{LabelSelector: metav1.LabelSelector{MatchLabels: opts.Labels},
+			CelSelector: clusterv1beta1.ClusterCelSelector{CelExpressions: opts.CEL}}
+		for _, k := range sortedKeys(opts.Claims) {
+			sel.ClaimSelector.MatchExpressions = append(sel.ClaimSelector.MatchExpressions,
+				metav1.LabelSelectorRequirement{Key: k, Operator: metav1.LabelSelectorOpIn, Values: []string{opts.Claims[k]}})
+		}
+		spec.Predicates = []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: sel}}
+	}
+	if opts.Exact {
+		spec.PrioritizerPolicy.Mode = clusterv1beta1.PrioritizerPolicyModeExact
+	}
+	for _, pr := range opts.Prioritizers {
+		c, err := parsePrioritizer(pr)
+		if err != nil {
+			return spec, err
+		}
+		spec.PrioritizerPolicy.Configurations = append(spec.PrioritizerPolicy.Configurations, c)
+	}
+	if opts.SortByScore {
+		spec.SortBy = clusterv1beta1.PlacementSortByScore
+	}
+	if r := opts.ScoreRateLimit; r != "" && !scoreRateLimit.MatchString(r) {
+		return spec, fmt.Errorf("--score-rate-limit %q: want a number followed by h, m or s (30s, 5m, 1h)", r)
+	}
+	if problems := scheduling.DefaultRegistry().Validate(&clusterv1beta1.Placement{Spec: spec}); len(problems) > 0 {
+		return spec, fmt.Errorf("the placement would be invalid: %s", strings.Join(problems, "; "))
+	}
+	return spec, nil
+}
+
+var scoreRateLimit = regexp.MustCompile(`^[0-9]+[hms]$`)
+
+// parsePrioritizer reads clusteradm's --prioritizers form.
+func parsePrioritizer(s string) (clusterv1beta1.PrioritizerConfig, error) {
+	parts := strings.Split(s, ":")
+	weight := func(w string) (int32, error) {
+		n, err := strconv.ParseInt(w, 10, 32)
+		if err != nil || n < -10 || n > 10 {
+			return 0, fmt.Errorf("--prioritizers %q: the weight must be a whole number from -10 to 10", s)
+		}
+		return int32(n), nil
+	}
+	switch {
+	case len(parts) == 3 && parts[0] == clusterv1beta1.ScoreCoordinateTypeBuiltIn:
+		w, err := weight(parts[2])
+		return clusterv1beta1.PrioritizerConfig{ScoreCoordinate: &clusterv1beta1.ScoreCoordinate{
+			Type: clusterv1beta1.ScoreCoordinateTypeBuiltIn, BuiltIn: parts[1]}, Weight: w}, err
+	case len(parts) == 4 && parts[0] == clusterv1beta1.ScoreCoordinateTypeAddOn:
+		w, err := weight(parts[3])
+		return clusterv1beta1.PrioritizerConfig{ScoreCoordinate: &clusterv1beta1.ScoreCoordinate{
+			Type: clusterv1beta1.ScoreCoordinateTypeAddOn, AddOn: &clusterv1beta1.AddOnScore{ResourceName: parts[1], ScoreName: parts[2]}}, Weight: w}, err
+	}
+	return clusterv1beta1.PrioritizerConfig{}, fmt.Errorf("--prioritizers %q: want BuiltIn:NAME:WEIGHT or AddOn:RESOURCE:SCORE:WEIGHT", s)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // CreatePlacement creates the Placement and returns it.
@@ -43,14 +134,11 @@ func CreatePlacement(ctx context.Context, c client.Client, opts CreateOptions) (
 	if opts.NumberOfClusters != nil && *opts.NumberOfClusters < 0 {
 		return nil, fmt.Errorf("--number %d must not be negative", *opts.NumberOfClusters)
 	}
-	p := &clusterv1beta1.Placement{
-		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace},
-		Spec:       clusterv1beta1.PlacementSpec{ClusterSets: opts.ClusterSets, NumberOfClusters: opts.NumberOfClusters},
+	spec, err := Spec(opts)
+	if err != nil {
+		return nil, err
 	}
-	if len(opts.Labels) > 0 {
-		p.Spec.Predicates = []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-			LabelSelector: metav1.LabelSelector{MatchLabels: opts.Labels}}}}
-	}
+	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Namespace: opts.Namespace}, Spec: spec}
 	if err := c.Create(ctx, p); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("placement %s/%s already exists", opts.Namespace, opts.Name)

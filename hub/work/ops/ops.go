@@ -46,6 +46,9 @@ type CreateOptions struct {
 	Overwrite bool
 	// Progress receives one line per work created. Default: nowhere.
 	Progress io.Writer
+	// SpecOptions set the executor, update strategy, ignored fields, TTL and
+	// condition rules (see Spec). Default: none.
+	SpecOptions
 }
 
 // Created is one object CreateWorks created or replaced.
@@ -72,7 +75,10 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 	if progress == nil {
 		progress = io.Discard
 	}
-	spec := workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: opts.Manifests}}
+	spec, err := Spec(opts.Manifests, opts.SpecOptions)
+	if err != nil {
+		return nil, err
+	}
 	if opts.ReplicaSet {
 		return createReplicaSet(ctx, c, opts, spec, progress)
 	}
@@ -123,7 +129,7 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 		var err error
 		if old, ok := existing[cl]; ok {
 			w := old.DeepCopy()
-			w.Spec.Workload = spec.Workload
+			w.Spec = spec
 			err = c.Update(ctx, w, client.DryRunAll)
 		} else {
 			err = c.Create(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cl, Name: opts.Name}, Spec: spec}, client.DryRunAll)
@@ -139,7 +145,7 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 	var out []Created
 	for _, cl := range clusters {
 		if old, ok := existing[cl]; ok {
-			old.Spec.Workload = spec.Workload
+			old.Spec = spec
 			if err := c.Update(ctx, old); err != nil {
 				errs = append(errs, fmt.Errorf("cluster %s: replace work %s: %w", cl, opts.Name, err))
 				continue

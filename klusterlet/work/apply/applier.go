@@ -259,6 +259,9 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 			manager = cfg.FieldManager
 		}
 	}
+	if present, change := IgnoreFields(cfg); len(present)+len(change) > 0 {
+		return a.serverSideApplyIgnoring(ctx, t, desired, manager, force, owner, guard, present, change)
+	}
 	if !fresh || guard != nil {
 		// Applying is idempotent, but reading first spares the apiserver a
 		// write path for the common case: nothing changed.
@@ -275,15 +278,82 @@ func (a *Applier) serverSideApply(ctx context.Context, t Target, desired *unstru
 			}
 		}
 	}
-	Stamp(desired, hash)
-	desired.SetOwnerReferences(withOwner(desired.GetOwnerReferences(), owner))
-	desired.SetResourceVersion("")
-	desired.SetManagedFields(nil)
-	body, err := json.Marshal(desired.Object)
+	return a.applyPatch(ctx, t, desired, manager, force, owner, hash)
+}
+
+// applyPatch server-side applies body (stamped with hash, owned by owner).
+func (a *Applier) applyPatch(ctx context.Context, t Target, body *unstructured.Unstructured, manager string, force bool, owner metav1.OwnerReference, hash string) (*unstructured.Unstructured, error) {
+	Stamp(body, hash)
+	body.SetOwnerReferences(withOwner(body.GetOwnerReferences(), owner))
+	body.SetResourceVersion("")
+	body.SetManagedFields(nil)
+	raw, err := json.Marshal(body.Object)
 	if err != nil {
 		return nil, err
 	}
-	return a.resource(t).Patch(ctx, t.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: manager, Force: &force})
+	return a.resource(t).Patch(ctx, t.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: manager, Force: &force})
+}
+
+// serverSideApplyIgnoring is ServerSideApply with serverSideApply.ignoreFields,
+// as OCM reads them:
+//   - OnSpokePresent fields are set when the object is created, and left out
+//     of every apply once it exists (so the field manager lets go of them and
+//     whoever else sets them keeps them); they are not part of the manifest
+//     hash, so changing them in the manifest changes nothing on the cluster.
+//   - OnSpokeChange fields are applied while the manifest changes; as long as
+//     it does not (the hash matches), the values the managed cluster gave them
+//     stay: they are not looked at when checking drift, and a re-apply that
+//     repairs drift elsewhere carries their live values.
+func (a *Applier) serverSideApplyIgnoring(ctx context.Context, t Target, desired *unstructured.Unstructured, manager string, force bool, owner metav1.OwnerReference, guard Guard, present, change []workv1.IgnoreField) (*unstructured.Unstructured, error) {
+	reducedObj, err := RemoveFields(ctx, desired.DeepCopy().Object, present)
+	if err != nil {
+		return nil, err
+	}
+	reduced := &unstructured.Unstructured{Object: reducedObj}
+	hash := ManifestHash(reduced)
+	coveredObj, err := RemoveFields(ctx, reduced.DeepCopy().Object, change)
+	if err != nil {
+		return nil, err
+	}
+	live, err := a.Get(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if live == nil {
+		return a.applyPatch(ctx, t, desired, manager, force, owner, hash)
+	}
+	unchanged := live.GetAnnotations()[HashAnnotation] == hash
+	if unchanged && Covers(&unstructured.Unstructured{Object: coveredObj}, live) && hasOwner(live.GetOwnerReferences(), owner) {
+		return live, nil
+	}
+	if guard != nil {
+		if err := guard(live, hash); err != nil {
+			return live, err
+		}
+	}
+	body := reduced
+	if unchanged && len(change) > 0 {
+		liveWithout, err := RemoveFields(ctx, live.DeepCopy().Object, change)
+		if err != nil {
+			return nil, err
+		}
+		kept := restoreIgnored(coveredObj, live.DeepCopy().Object, liveWithout).(map[string]interface{})
+		delete(kept, "status")
+		body = &unstructured.Unstructured{Object: kept}
+		body.SetAnnotations(reduced.GetAnnotations())
+		body.SetLabels(reduced.GetLabels())
+		body.SetOwnerReferences(reduced.GetOwnerReferences())
+		body.SetFinalizers(reduced.GetFinalizers())
+		meta := body.Object["metadata"].(map[string]interface{})
+		for k := range meta {
+			switch k {
+			case "name", "namespace", "labels", "annotations", "ownerReferences", "finalizers":
+			default:
+				delete(meta, k)
+			}
+		}
+	}
+	return a.applyPatch(ctx, t, body, manager, force, owner, hash)
 }
 
 // WaitEstablished waits (up to timeout) until a CustomResourceDefinition just

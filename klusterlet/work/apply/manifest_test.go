@@ -34,35 +34,57 @@ func TestDecode(t *testing.T) {
 }
 
 func TestConfigFor(t *testing.T) {
-	id := func(g, r, ns, n string) workv1.ManifestConfigOption {
-		return workv1.ManifestConfigOption{ResourceIdentifier: workv1.ResourceIdentifier{Group: g, Resource: r, Namespace: ns, Name: n}}
+	ssa := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeServerSideApply}
+	ro := &workv1.UpdateStrategy{Type: workv1.UpdateStrategyTypeReadOnly}
+	fb := []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}}
+	cr := []workv1.ConditionRule{{Type: workv1.WellKnownConditionsType, Condition: "Complete"}}
+	id := func(g, r, ns, n string) workv1.ResourceIdentifier {
+		return workv1.ResourceIdentifier{Group: g, Resource: r, Namespace: ns, Name: n}
 	}
 	cfgs := []workv1.ManifestConfigOption{
-		id("apps", "deployments", "web", "api"),
-		id("", "configmaps", "*", "settings"),
-		id("", "configmaps", "web", "*"),
+		{ResourceIdentifier: id("apps", "deployments", "web", "api"), UpdateStrategy: ssa},
+		{ResourceIdentifier: id("", "configmaps", "*", "settings"), FeedbackRules: fb},
+		{ResourceIdentifier: id("", "configmaps", "web", "*"), UpdateStrategy: ro, FeedbackRules: []workv1.FeedbackRule{{Type: workv1.JSONPathsType}}},
+		{ResourceIdentifier: id("batch", "jobs", "team-*", "*-migrate"), ConditionRules: cr},
 	}
 	cases := []struct {
 		name                        string
 		group, resource, ns, object string
-		want                        int // index in cfgs, -1 for none
+		want                        *workv1.ManifestConfigOption // nil for none
 	}{
-		{"exact", "apps", "deployments", "web", "api", 0},
-		{"other name", "apps", "deployments", "web", "db", -1},
-		{"group must match", "extensions", "deployments", "web", "api", -1},
-		{"wildcard namespace", "", "configmaps", "anywhere", "settings", 1},
-		{"wildcard name", "", "configmaps", "web", "other", 2},
-		{"first match wins", "", "configmaps", "web", "settings", 1},
-		{"no match", "", "secrets", "web", "x", -1},
+		{"exact", "apps", "deployments", "web", "api", &workv1.ManifestConfigOption{UpdateStrategy: ssa}},
+		{"other name", "apps", "deployments", "web", "db", nil},
+		{"group must match", "extensions", "deployments", "web", "api", nil},
+		{"wildcard namespace", "", "configmaps", "anywhere", "settings", &workv1.ManifestConfigOption{FeedbackRules: fb}},
+		{"wildcard name", "", "configmaps", "web", "other", &workv1.ManifestConfigOption{UpdateStrategy: ro, FeedbackRules: cfgs[2].FeedbackRules}},
+		{"several apply: the first setting each field gives it", "", "configmaps", "web", "settings", &workv1.ManifestConfigOption{UpdateStrategy: ro, FeedbackRules: fb}},
+		{"globs", "batch", "jobs", "team-a", "db-migrate", &workv1.ManifestConfigOption{ConditionRules: cr}},
+		{"globs must match whole", "batch", "jobs", "other-team-a", "db-migrate", nil},
+		{"no match", "", "secrets", "web", "x", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := ConfigFor(cfgs, tc.group, tc.resource, tc.ns, tc.object)
-			if tc.want < 0 {
+			if tc.want == nil {
 				assert.Nil(t, got)
 				return
 			}
-			assert.Same(t, &cfgs[tc.want], got)
+			tc.want.ResourceIdentifier = id(tc.group, tc.resource, tc.ns, tc.object)
+			assert.Equal(t, tc.want, got)
 		})
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, tc := range []struct {
+		pattern, value string
+		want           bool
+	}{
+		{"a", "a", true}, {"a", "b", false}, {"*", "", true}, {"*", "anything", true},
+		{"app-*", "app-web", true}, {"app-*", "app-", true}, {"app-*", "ap", false},
+		{"*-db", "web-db", true}, {"*-db", "web-dbx", false}, {"a*b*c", "abc", true}, {"a*b*c", "axxbyyc", true}, {"a*b*c", "acb", false},
+		{"a*a", "a", false},
+	} {
+		assert.Equal(t, tc.want, match(tc.pattern, tc.value), "%q ~ %q", tc.pattern, tc.value)
 	}
 }

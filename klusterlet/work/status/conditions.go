@@ -1,12 +1,16 @@
 package status
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"flotilla.dev/flotilla/klusterlet/work/rules"
 )
 
 // Condition types and reasons. The work-level and per-manifest Applied and
@@ -75,6 +79,11 @@ type ManifestResult struct {
 	// ApplyConflict says ApplyErr is that conflict: the manifest was not
 	// applied because another work keeps the object.
 	ApplyConflict bool
+	// RulesEvaluated says the manifest's condition rules were evaluated on
+	// its live object this pass, giving Rules (package rules). When false,
+	// rule conditions of the current generation are kept as they were.
+	RulesEvaluated bool
+	Rules          []metav1.Condition
 }
 
 // Manifest builds the status of one manifest. prev is the manifest's previous
@@ -91,6 +100,12 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 	case r.ApplyErr != nil:
 		applied.Status, applied.Reason, applied.Message = metav1.ConditionFalse, workv1.AppliedManifestFailed,
 			fmt.Sprintf("Failed to apply manifest: %v", r.ApplyErr)
+		// An error may name its own reason (an unusable ignoreFields entry:
+		// AppliedManifestSSAIgnoreFieldError).
+		var withReason interface{ Reason() string }
+		if errors.As(r.ApplyErr, &withReason) {
+			applied.Reason = withReason.Reason()
+		}
 	case r.ReadOnly:
 		applied.Status, applied.Reason, applied.Message = metav1.ConditionTrue, workv1.AppliedManifestComplete,
 			"Read-only manifest: nothing applied, status is read"
@@ -121,6 +136,8 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 		meta.RemoveStatusCondition(&out.Conditions, ConditionConflict)
 	}
 
+	setRuleConditions(&out.Conditions, r, generation)
+
 	if r.HasFeedbackRules {
 		fb := metav1.Condition{Type: ConditionStatusFeedbackSynced, ObservedGeneration: generation}
 		switch {
@@ -137,6 +154,43 @@ func Manifest(prev *workv1.ManifestCondition, r ManifestResult, generation int64
 		meta.RemoveStatusCondition(&out.Conditions, ConditionStatusFeedbackSynced)
 	}
 	return out
+}
+
+// setRuleConditions puts the conditions the manifest's rules produced, and
+// removes rule conditions no rule produces any more (as OCM: those of an
+// earlier generation, when the rules could not be evaluated now).
+func setRuleConditions(conds *[]metav1.Condition, r ManifestResult, generation int64) {
+	produced := map[string]bool{}
+	for _, c := range r.Rules {
+		c.ObservedGeneration = generation
+		meta.SetStatusCondition(conds, c)
+		produced[c.Type] = true
+	}
+	*conds = slices.DeleteFunc(*conds, func(c metav1.Condition) bool {
+		if !rules.FromRule(c) {
+			return false
+		}
+		if r.RulesEvaluated {
+			return !produced[c.Type]
+		}
+		return c.ObservedGeneration != generation
+	})
+}
+
+// Completed says a manifest is no longer to be updated: a condition rule
+// made it (or the whole work) Complete, as OCM's agent reads it.
+func Completed(prev workv1.ManifestWorkStatus, m workv1.ManifestResourceMeta) bool {
+	if meta.IsStatusConditionTrue(prev.Conditions, workv1.WorkComplete) {
+		return true
+	}
+	for _, p := range prev.ResourceStatus.Manifests {
+		pm := p.ResourceMeta
+		if pm.Group == m.Group && pm.Version == m.Version && pm.Kind == m.Kind && pm.Resource == m.Resource &&
+			pm.Namespace == m.Namespace && pm.Name == m.Name {
+			return meta.IsStatusConditionTrue(p.Conditions, workv1.ManifestComplete)
+		}
+	}
+	return false
 }
 
 // Build computes the whole ManifestWork status from the results of one pass,
@@ -205,12 +259,22 @@ func Work(conds *[]metav1.Condition, manifests []workv1.ManifestCondition, gener
 
 	if len(conflicts) == 0 {
 		meta.RemoveStatusCondition(conds, ConditionConflict)
-		return
+	} else {
+		meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionConflict, Status: metav1.ConditionTrue,
+			Reason: ReasonManifestConflict, ObservedGeneration: generation,
+			Message: fmt.Sprintf("%d of %d manifests are also in another ManifestWork with different content: %s (see the manifests' Conflict conditions)",
+				len(conflicts), total, list(conflicts))})
 	}
-	meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionConflict, Status: metav1.ConditionTrue,
-		Reason: ReasonManifestConflict, ObservedGeneration: generation,
-		Message: fmt.Sprintf("%d of %d manifests are also in another ManifestWork with different content: %s (see the manifests' Conflict conditions)",
-			len(conflicts), total, list(conflicts))})
+
+	// Work-level Progressing, Degraded, Complete and custom conditions, from
+	// the manifests' rule conditions; those no manifest has any more go.
+	aggregated := rules.Aggregate(manifests, generation)
+	types := map[string]bool{}
+	for _, c := range aggregated {
+		meta.SetStatusCondition(conds, c)
+		types[c.Type] = true
+	}
+	*conds = slices.DeleteFunc(*conds, func(c metav1.Condition) bool { return rules.FromRule(c) && !types[c.Type] })
 }
 
 // describe names a manifest for people: "manifest 2 (Deployment app/web)".

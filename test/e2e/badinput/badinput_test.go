@@ -99,17 +99,15 @@ var rows = []badInput{
 	{name: "p-per-group-bad", before: ns, bad: placement("  decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: '0%'}}\n"), refused: "clustersPerDecisionGroup"},
 	{name: "p-per-group-negative", before: ns, bad: placement("  decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: -3}}\n"), refused: "clustersPerDecisionGroup"},
 	{name: "p-huge-cel", before: ns, bad: placement("  predicates: [{requiredClusterSelector: {celSelector: {celExpressions: [\"managedCluster.metadata.name == '$HUGE' &&\"]}}}]\n"),
-		status: cond("PlacementMisconfigured", "True", "[truncated: ")},
+		refused: "spec.predicates[0].requiredClusterSelector.celSelector.celExpressions[0]"},
 	{name: "p-selector-huge-value", before: ns, bad: placement("  predicates: [{requiredClusterSelector: {labelSelector: {matchLabels: {a: $HUGE}}}}]\n"),
-		status: cond("PlacementMisconfigured", "True")},
+		refused: "spec.predicates[0].requiredClusterSelector.labelSelector"},
 	{name: "p-selector-operator", before: ns, bad: placement("  predicates: [{requiredClusterSelector: {labelSelector: {matchExpressions: [{key: a, operator: Bogus, values: [b]}]}}}]\n"),
-		status: cond("PlacementMisconfigured", "True")},
+		refused: "spec.predicates[0].requiredClusterSelector.labelSelector"},
 	{name: "p-unknown-prioritizer", before: bound, bad: placement("  numberOfClusters: 1\n  prioritizerPolicy: {mode: Exact, configurations: [{scoreCoordinate: {type: BuiltIn, builtIn: Bogus}, weight: 1}]}\n"),
-		status: cond("PlacementMisconfigured", "True", "Bogus")},
+		refused: `spec.prioritizerPolicy.configurations[0].scoreCoordinate.builtIn: unknown prioritizer "Bogus"`},
 	{name: "p-duplicate-groups", before: bound, bad: placement("  decisionStrategy: {groupStrategy: {decisionGroups: [{groupName: gg, groupClusterSelector: {}}, {groupName: gg, groupClusterSelector: {}}]}}\n"),
-		// Not refused and not reported: the groups are formed in order (the
-		// first takes the clusters it selects). Harms only itself; see the report.
-		status: cond("PlacementSatisfied", "True")},
+		refused: `spec.decisionStrategy.groupStrategy.decisionGroups[1].groupName "gg" is already the name of decisionGroups[0]`},
 	{name: "p-missing-set", before: ns, bad: placement("  clusterSets: [does-not-exist]\n"),
 		status: cond("PlacementSatisfied", "False")},
 

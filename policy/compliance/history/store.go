@@ -45,9 +45,19 @@ type Store interface {
 	// Events returns the events the query selects, oldest first (ties by policy,
 	// template, cluster, state, message).
 	Events(ctx context.Context, q Query) ([]Event, error)
+	// Latest returns, for each pair, the newest event before the given time
+	// of every template of that policy on that cluster, in no set order.
+	Latest(ctx context.Context, before time.Time, pairs []PolicyCluster) ([]Event, error)
+	// Prune deletes the events older than before, except the newest event of
+	// each series (so the state a series was in stays known); it returns how
+	// many it deleted.
+	Prune(ctx context.Context, before time.Time) (int, error)
 	// Close releases the database.
 	Close() error
 }
+
+// PolicyCluster is a root policy ("namespace/name") on one cluster.
+type PolicyCluster struct{ Policy, Cluster string }
 
 // Validate reports what is wrong with an event, naming it.
 func (e Event) Validate() error {

@@ -122,3 +122,21 @@ func stateOfMessage(m string) compliance.State {
 	}
 	return compliance.Unknown
 }
+
+// Retained keeps the events at or after cutoff, plus the newest event of each
+// series (so a series quiet for longer than the retention keeps its state).
+func Retained(events []Event, cutoff time.Time) []Event {
+	newest := map[Key]time.Time{}
+	for _, e := range events {
+		if t, ok := newest[e.Key()]; !ok || e.Time.After(t) {
+			newest[e.Key()] = e.Time
+		}
+	}
+	var out []Event
+	for _, e := range events {
+		if !e.Time.Before(cutoff) || e.Time.Equal(newest[e.Key()]) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

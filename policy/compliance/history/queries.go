@@ -95,19 +95,7 @@ func ChangedSince(ctx context.Context, s Store, q Query) ([]Transition, error) {
 	if err != nil {
 		return nil, err
 	}
-	last := map[Key]compliance.State{}
-	for _, e := range before {
-		last[e.Key()] = e.State
-	}
-	var out []Transition
-	for _, e := range window {
-		prev, seen := last[e.Key()]
-		if !seen || prev != e.State {
-			out = append(out, Transition{Event: e, From: prev})
-		}
-		last[e.Key()] = e.State
-	}
-	return out, nil
+	return transitionsFrom(window, before), nil
 }
 
 // pairsOf lists the distinct (policy, cluster) pairs of events, in order of

@@ -93,6 +93,15 @@ type Options struct {
 	// ManifestWorks deliver it to the managed clusters). Default: the shipped
 	// addons' own default, ghcr.io/flotilla-dev/flotilla:latest.
 	AddonImage string
+	// ComplianceDB is where the compliance history is recorded: a SQLite file
+	// path, or a postgres:// URL. Default "": no history is recorded (the
+	// `flotilla hub` command defaults it to compliance.db in its --data-dir).
+	// The live report is served at /compliance and /api/compliance on the
+	// webhook server's HTTPS port either way.
+	ComplianceDB string
+	// ComplianceRetention keeps compliance events this long (the newest of
+	// each series is always kept). Default 0: forever.
+	ComplianceRetention time.Duration
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running.
 	Ready func()
@@ -195,6 +204,11 @@ func Run(ctx context.Context, opts Options) error {
 		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
+	closeHistory, err := setupCompliance(ctx, mgr, cfg, opts, base)
+	if err != nil {
+		return err
+	}
+	defer closeHistory()
 	var hooks []admissionregistrationv1.ValidatingWebhook
 	hooks = append(hooks, registration.Webhooks()...)
 	hooks = append(hooks, placement.Webhooks()...)

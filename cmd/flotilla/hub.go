@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -20,6 +22,7 @@ func newHubCommand() *cobra.Command {
 		kubeconfig string
 		kctx       string
 		autoUsers  string
+		dataDir    string
 	)
 	cmd := &cobra.Command{
 		Use:   "hub",
@@ -44,6 +47,9 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 			if autoUsers != "" {
 				o.Registration.AutoApproveUsers = strings.Split(autoUsers, ",")
 			}
+			if err := complianceDB(&o, dataDir); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return hub.Run(ctx, o)
@@ -67,6 +73,40 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")
 	f.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address serving Go's profiles at /debug/pprof/ (empty = off; keep it on localhost)")
 	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect one active hub among replicas")
+	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
+	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: compliance.db in --data-dir)")
+	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd
+}
+
+// defaultHubDataDir is $XDG_STATE_HOME/flotilla/hub, else
+// ~/.local/state/flotilla/hub.
+func defaultHubDataDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "flotilla", "hub")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "flotilla", "hub")
+	}
+	return filepath.Join(os.TempDir(), "flotilla-hub")
+}
+
+// complianceDB resolves --compliance-db: "off" records no history, "" is
+// compliance.db in the data dir (created if missing).
+func complianceDB(o *hub.Options, dataDir string) error {
+	switch o.ComplianceDB {
+	case "off":
+		o.ComplianceDB = ""
+		return nil
+	case "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fmt.Errorf("--data-dir %s: %w (or pass --compliance-db off)", dataDir, err)
+		}
+		o.ComplianceDB = filepath.Join(dataDir, "compliance.db")
+	}
+	if o.ComplianceRetention < 0 {
+		return fmt.Errorf("--compliance-retention %s: must not be negative", o.ComplianceRetention)
+	}
+	return nil
 }

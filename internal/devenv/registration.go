@@ -53,7 +53,12 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 			return err
 		}
 	} else {
-		if err := ensureProcess(opts, "hub", []string{"hub", "--kubeconfig", opts.HubKubeconfig()}); err != nil {
+		// The hub keeps its compliance history (SQLite) in <data dir>/hub.
+		hubData, err := filepath.Abs(filepath.Join(opts.DataDir, "hub"))
+		if err != nil {
+			return err
+		}
+		if err := ensureProcess(opts, "hub", []string{"hub", "--kubeconfig", opts.HubKubeconfig(), "--data-dir", hubData}); err != nil {
 			return err
 		}
 		opts.progress("waiting for the hub to serve its webhooks")

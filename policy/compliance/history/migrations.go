@@ -17,4 +17,7 @@ var migrations = []string{
 	);
 	CREATE INDEX compliance_events_cluster ON compliance_events (cluster, time_us);
 	CREATE INDEX compliance_events_time ON compliance_events (time_us);`,
+	// 2: the newest events of a policy on a cluster before a time (trends and
+	// "what changed since" look back from the start of their window).
+	`CREATE INDEX compliance_events_policy_cluster ON compliance_events (policy, cluster, time_us);`,
 }

@@ -82,19 +82,33 @@ func Remediations(ctx context.Context, s Store, q Query) ([]Remediation, error) 
 	return out, nil
 }
 
-// ChangedSince lists the transitions at or after q.Since, oldest first. The
-// whole series is read so that the first event after Since counts as a change
-// only when it differs from the state before Since.
+// ChangedSince lists the transitions at or after q.Since, oldest first. Only
+// the events from Since on are read, plus the newest event before Since of the
+// series they belong to, so that the first event after Since counts as a
+// change only when it differs from the state before.
 func ChangedSince(ctx context.Context, s Store, q Query) ([]Transition, error) {
-	events, err := s.Events(ctx, Query{Policy: q.Policy, Template: q.Template, Cluster: q.Cluster})
+	window, err := s.Events(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var out []Transition
-	for _, t := range Transitions(events) {
-		if !t.Time.Before(q.Since) {
-			out = append(out, t)
+	before, err := s.Latest(ctx, q.Since, pairsOf(window))
+	if err != nil {
+		return nil, err
+	}
+	return transitionsFrom(window, before), nil
+}
+
+// pairsOf lists the distinct (policy, cluster) pairs of events, in order of
+// first appearance.
+func pairsOf(events []Event) []PolicyCluster {
+	seen := map[PolicyCluster]bool{}
+	var out []PolicyCluster
+	for _, e := range events {
+		p := PolicyCluster{e.Policy, e.Cluster}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
 }

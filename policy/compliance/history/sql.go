@@ -17,6 +17,12 @@ type sqlStore struct {
 	db     *sql.DB
 	rebind func(string) string
 	name   string // for errors: "sqlite /path/to/file"
+	// readOnlyTx marks read transactions read-only (PostgreSQL; SQLite's
+	// driver refuses the option).
+	readOnlyTx bool
+	// migrationLock, when set, is run first in each migration's transaction
+	// so that concurrent hubs apply a migration once (PostgreSQL).
+	migrationLock string
 }
 
 var _ Store = (*sqlStore)(nil)
@@ -48,6 +54,19 @@ func (s *sqlStore) apply(ctx context.Context, version int) error {
 		return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	if s.migrationLock != "" {
+		if _, err := tx.ExecContext(ctx, s.migrationLock); err != nil {
+			return fmt.Errorf("%s: migration %d: lock: %w", s.name, version, err)
+		}
+		var done int
+		err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&done)
+		if err != nil {
+			return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
+		}
+		if done > 0 { // another hub applied it meanwhile
+			return nil
+		}
+	}
 	for _, stmt := range strings.Split(migrations[version-1], ";") {
 		if strings.TrimSpace(stmt) == "" {
 			continue
@@ -148,3 +167,71 @@ func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
+
+// Latest reads, in one read transaction, the newest event before the time of
+// every template of each pair.
+func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyCluster) ([]Event, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.readOnlyTx})
+	if err != nil {
+		return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	// Newest first on the (policy, cluster, time_us) index; the first row of
+	// each template is its newest.
+	stmt, err := tx.PrepareContext(ctx, s.rebind(`SELECT template, state, message, time_us FROM compliance_events
+		WHERE policy = ? AND cluster = ? AND time_us < ? ORDER BY time_us DESC, template, state, message`))
+	if err != nil {
+		return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
+	}
+	defer stmt.Close()
+	us := before.UTC().UnixMicro()
+	var out []Event
+	for _, p := range pairs {
+		rows, err := stmt.QueryContext(ctx, p.Policy, p.Cluster, us)
+		if err != nil {
+			return nil, fmt.Errorf("%s: read latest events of %s on %s: %w", s.name, p.Policy, p.Cluster, err)
+		}
+		seen := map[string]bool{}
+		for rows.Next() {
+			e := Event{Policy: p.Policy, Cluster: p.Cluster}
+			var state string
+			var t int64
+			if err := rows.Scan(&e.Template, &state, &e.Message, &t); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
+			}
+			if seen[e.Template] {
+				continue
+			}
+			seen[e.Template] = true
+			e.State, e.Time = compliance.State(state), time.UnixMicro(t).UTC()
+			out = append(out, e)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
+		}
+	}
+	return out, nil
+}
+
+// Prune deletes the events older than before that are not the newest of their
+// series.
+func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM compliance_events WHERE time_us < ? AND time_us < (
+		SELECT MAX(n.time_us) FROM compliance_events n
+		WHERE n.policy = compliance_events.policy AND n.template = compliance_events.template AND n.cluster = compliance_events.cluster)`),
+		before.UTC().UnixMicro())
+	if err != nil {
+		return 0, fmt.Errorf("%s: prune events before %s: %w", s.name, before.UTC().Format(time.RFC3339), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	return int(n), nil
+}

@@ -45,9 +45,19 @@ type Store interface {
 	// Events returns the events the query selects, oldest first (ties by policy,
 	// template, cluster, state, message).
 	Events(ctx context.Context, q Query) ([]Event, error)
+	// Latest returns, for each pair, the newest event before the given time
+	// of every template of that policy on that cluster, in no set order.
+	Latest(ctx context.Context, before time.Time, pairs []PolicyCluster) ([]Event, error)
+	// Prune deletes the events older than before, except the newest event of
+	// each series (so the state a series was in stays known); it returns how
+	// many it deleted.
+	Prune(ctx context.Context, before time.Time) (int, error)
 	// Close releases the database.
 	Close() error
 }
+
+// PolicyCluster is a root policy ("namespace/name") on one cluster.
+type PolicyCluster struct{ Policy, Cluster string }
 
 // Validate reports what is wrong with an event, naming it.
 func (e Event) Validate() error {
@@ -111,4 +121,22 @@ func stateOfMessage(m string) compliance.State {
 		return compliance.Pending
 	}
 	return compliance.Unknown
+}
+
+// Retained keeps the events at or after cutoff, plus the newest event of each
+// series (so a series quiet for longer than the retention keeps its state).
+func Retained(events []Event, cutoff time.Time) []Event {
+	newest := map[Key]time.Time{}
+	for _, e := range events {
+		if t, ok := newest[e.Key()]; !ok || e.Time.After(t) {
+			newest[e.Key()] = e.Time
+		}
+	}
+	var out []Event
+	for _, e := range events {
+		if !e.Time.Before(cutoff) || e.Time.Equal(newest[e.Key()]) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -28,6 +28,8 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		"Remediations":              testRemediations,
 		"ChangedSince":              testChangedSince,
 		"ReplicaHistoryResumesOnce": testReplicaResume,
+		"Latest":                    testLatest,
+		"PruneKeepsNewestOfSeries":  testPrune,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, newDB(t)) })
@@ -210,5 +212,57 @@ func testChangedSince(t *testing.T, o Opener) {
 	}
 	if want := []string{"ns/q ->Pending", "ns/p NonCompliant->Compliant"}; !reflect.DeepEqual(summary, want) {
 		t.Fatalf("changes = %v, want %v", summary, want)
+	}
+}
+
+func testLatest(t *testing.T, o Opener) {
+	s := open(t, o)
+	other := ev("ns/p", "east", compliance.NonCompliant, 3)
+	other.Template = "other"
+	record(t, s,
+		ev("ns/p", "east", compliance.NonCompliant, 0),
+		ev("ns/p", "east", compliance.Compliant, 5),
+		ev("ns/p", "east", compliance.NonCompliant, 10), // at the time: not before it
+		other,
+		ev("ns/p", "west", compliance.Pending, 1),
+		ev("ns/q", "east", compliance.Compliant, 1),
+	)
+	got, err := s.Latest(context.Background(), t0.Add(10*time.Minute), []history.PolicyCluster{{Policy: "ns/p", Cluster: "east"}, {Policy: "ns/none", Cluster: "east"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := map[string]string{}
+	for _, e := range got {
+		if e.Policy != "ns/p" || e.Cluster != "east" {
+			t.Fatalf("Latest returned %+v: not of the pairs asked", e)
+		}
+		summary[e.Template] = string(e.State) + "@" + e.Time.Format("15:04")
+	}
+	if want := map[string]string{"tmpl": "Compliant@12:05", "other": "NonCompliant@12:03"}; !reflect.DeepEqual(summary, want) {
+		t.Fatalf("Latest = %v, want %v", summary, want)
+	}
+	if got, err := s.Latest(context.Background(), t0, nil); err != nil || len(got) != 0 {
+		t.Fatalf("Latest(no pairs) = %v, %v; want nothing", got, err)
+	}
+}
+
+func testPrune(t *testing.T, o Opener) {
+	s := open(t, o)
+	record(t, s,
+		ev("ns/p", "east", compliance.NonCompliant, 0),
+		ev("ns/p", "east", compliance.Compliant, 5),
+		ev("ns/p", "east", compliance.NonCompliant, 50),
+		ev("ns/q", "west", compliance.Compliant, 1), // old but the newest of its series: kept
+	)
+	n, err := s.Prune(context.Background(), t0.Add(30*time.Minute))
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2 deleted", n, err)
+	}
+	var left []string
+	for _, e := range events(t, s, history.Query{}) {
+		left = append(left, e.Policy+"@"+e.Time.Format("15:04"))
+	}
+	if want := []string{"ns/q@12:01", "ns/p@12:50"}; !reflect.DeepEqual(left, want) {
+		t.Fatalf("after Prune: %v, want %v", left, want)
 	}
 }

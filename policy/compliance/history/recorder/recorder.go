@@ -1,0 +1,127 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance/history"
+)
+
+// Options configures the recorder. Every field documents its default.
+type Options struct {
+	// Store receives the events. Required.
+	Store history.Store
+	// Retention keeps events this long (the newest of each series is always
+	// kept). Default 0: forever.
+	Retention time.Duration
+	// PruneEvery is how often old events are pruned when Retention is set.
+	// Default one hour.
+	PruneEvery time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Reconciler records the history of one replica.
+type Reconciler struct {
+	client.Reader
+	opts Options
+}
+
+// Setup registers the recorder (and the pruner, when Retention is set) with mgr.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	if opts.Store == nil {
+		return fmt.Errorf("compliance recorder: Options.Store is required")
+	}
+	if opts.PruneEvery <= 0 {
+		opts.PruneEvery = time.Hour
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &Reconciler{Reader: mgr.GetClient(), opts: opts}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("compliance-recorder").
+		For(&policyv1.Policy{}, builder.WithPredicates(replicaHistoryChanged)).
+		Complete(r); err != nil {
+		return err
+	}
+	if opts.Retention > 0 {
+		return mgr.Add(manager.RunnableFunc(r.pruneLoop))
+	}
+	return nil
+}
+
+// replicaHistoryChanged passes replicas when they appear and when their
+// status.details change; roots and deletions are ignored (the history stays).
+var replicaHistoryChanged = predicate.And(
+	predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := o.GetLabels()[policyv1.RootPolicyLabel]
+		return ok
+	}),
+	predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, okOld := e.ObjectOld.(*policyv1.Policy)
+			cur, okNew := e.ObjectNew.(*policyv1.Policy)
+			return !okOld || !okNew || !equality.Semantic.DeepEqual(old.Status.Details, cur.Status.Details)
+		},
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+	},
+)
+
+// Reconcile records the replica's history entries not yet stored.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var p policyv1.Policy
+	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	events := history.FromReplicas([]policyv1.Policy{p})
+	if r.opts.Retention > 0 {
+		events = history.Retained(events, r.opts.Now().Add(-r.opts.Retention))
+	}
+	if len(events) == 0 {
+		return ctrl.Result{}, nil
+	}
+	added, err := r.opts.Store.Record(ctx, events...)
+	if err != nil {
+		// A store that is down is retried with backoff; the replica still holds the entries.
+		return ctrl.Result{}, fmt.Errorf("record the compliance history of %s: %w", req, err)
+	}
+	if added > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("compliance history recorded", "new", added)
+	}
+	return ctrl.Result{}, nil
+}
+
+// pruneLoop prunes at start and every PruneEvery; only the leader runs it.
+func (r *Reconciler) pruneLoop(ctx context.Context) error {
+	log := ctrl.Log.WithName("compliance-recorder")
+	t := time.NewTicker(r.opts.PruneEvery)
+	defer t.Stop()
+	for {
+		cutoff := r.opts.Now().Add(-r.opts.Retention)
+		if n, err := r.opts.Store.Prune(ctx, cutoff); err != nil {
+			log.Error(err, "prune the compliance history")
+		} else if n > 0 {
+			log.Info("compliance history pruned", "deleted", n, "before", cutoff.UTC().Format(time.RFC3339))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

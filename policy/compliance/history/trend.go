@@ -1,0 +1,278 @@
+package history
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance"
+)
+
+// Point is the number of clusters in each state at one time.
+type Point struct {
+	Time time.Time `json:"time"`
+	compliance.Counts
+}
+
+// ControlTrend is one control's counts over time.
+type ControlTrend struct {
+	Standard string  `json:"standard"`
+	Family   string  `json:"family"`
+	Control  string  `json:"control"`
+	Points   []Point `json:"points"`
+}
+
+// Trend is the compliance of the report's controls over a window: the
+// control × cluster results at evenly spaced times from From to To (the
+// report's time), per control and in total.
+type Trend struct {
+	From     time.Time      `json:"from"`
+	To       time.Time      `json:"to"`
+	Total    []Point        `json:"total"`
+	Controls []ControlTrend `json:"controls"`
+}
+
+// TrendInput is what BuildTrend reads.
+type TrendInput struct {
+	// Report is the compliance now; its controls, policies and clusters are
+	// the trend's.
+	Report *compliance.Report
+	// Current is each root policy's state on each cluster now (CurrentStates).
+	Current map[PolicyCluster]compliance.State
+	// Window holds the events from From on, oldest first.
+	Window []Event
+	// Before holds the newest event before From of every template of the
+	// pairs in Window (Store.Latest).
+	Before []Event
+	From   time.Time
+	// Steps is the number of intervals; the trend has Steps+1 points. Default 30.
+	Steps int
+}
+
+// CurrentStates reads each root policy's state on each cluster from the
+// roots' status.
+func CurrentStates(in compliance.Input) map[PolicyCluster]compliance.State {
+	out := map[PolicyCluster]compliance.State{}
+	for i := range in.Roots {
+		p := &in.Roots[i]
+		for _, s := range p.Status.Status {
+			if s == nil || s.ClusterName == "" {
+				continue
+			}
+			out[PolicyCluster{p.Namespace + "/" + p.Name, s.ClusterName}] = stateOfCompliance(s.ComplianceState)
+		}
+	}
+	return out
+}
+
+func stateOfCompliance(s policyv1.ComplianceState) compliance.State {
+	switch s {
+	case policyv1.Compliant:
+		return compliance.Compliant
+	case policyv1.NonCompliant:
+		return compliance.NonCompliant
+	case policyv1.Pending:
+		return compliance.Pending
+	}
+	return compliance.Unknown
+}
+
+// BuildTrend computes the trend. It walks back from the current state: a
+// policy with no event in the window on a cluster had its current state all
+// along; one with events had, at each time, the worst state of its templates
+// (each template's last event at or before that time, else its last event
+// before the window). Work is proportional to the report's cells plus the
+// window's events, not to the whole history.
+func BuildTrend(in TrendInput) *Trend {
+	steps := in.Steps
+	if steps <= 0 {
+		steps = 30
+	}
+	r := in.Report
+	to := r.GeneratedAt
+	times := make([]time.Time, steps+1)
+	for i := range times {
+		times[i] = in.From.Add(time.Duration(int64(to.Sub(in.From)) * int64(i) / int64(steps)))
+	}
+	changed := timelines(in.Window, in.Before)
+	changedClusters := map[string][]string{} // policy -> clusters with window events
+	for pc := range changed {
+		changedClusters[pc.Policy] = append(changedClusters[pc.Policy], pc.Cluster)
+	}
+	inReport := map[string]bool{}
+	for _, c := range r.Clusters {
+		inReport[c] = true
+	}
+
+	t := &Trend{From: in.From, To: to, Total: newPoints(times)}
+	for _, s := range r.Standards {
+		for _, f := range s.Families {
+			for _, c := range f.Controls {
+				ct := ControlTrend{Standard: s.Name, Family: f.Label(), Control: c.Label(), Points: newPoints(times)}
+				var constant compliance.Counts
+				moving := map[string]bool{}
+				for _, p := range c.Policies {
+					for _, k := range changedClusters[p] {
+						if inReport[k] {
+							moving[k] = true
+						}
+					}
+				}
+				for _, cell := range c.Clusters {
+					if !moving[cell.Cluster] {
+						addState(&constant, cell.State)
+					}
+				}
+				for k := range moving {
+					for i, at := range times {
+						var worst compliance.State
+						for _, p := range c.Policies {
+							pc := PolicyCluster{p, k}
+							s := in.Current[pc]
+							if tl, ok := changed[pc]; ok {
+								s = tl.at(at)
+							}
+							worst = worse(worst, s)
+						}
+						if worst != "" {
+							addState(&ct.Points[i].Counts, worst)
+						}
+					}
+				}
+				for i := range ct.Points {
+					ct.Points[i].Compliant += constant.Compliant
+					ct.Points[i].NonCompliant += constant.NonCompliant
+					ct.Points[i].Pending += constant.Pending
+					t.Total[i].Compliant += ct.Points[i].Compliant
+					t.Total[i].NonCompliant += ct.Points[i].NonCompliant
+					t.Total[i].Pending += ct.Points[i].Pending
+				}
+				t.Controls = append(t.Controls, ct)
+			}
+		}
+	}
+	return t
+}
+
+func newPoints(times []time.Time) []Point {
+	out := make([]Point, len(times))
+	for i, t := range times {
+		out[i].Time = t
+	}
+	return out
+}
+
+func addState(c *compliance.Counts, s compliance.State) {
+	switch s {
+	case compliance.Compliant:
+		c.Compliant++
+	case compliance.NonCompliant:
+		c.NonCompliant++
+	default:
+		c.Pending++
+	}
+}
+
+func rank(s compliance.State) int {
+	switch s {
+	case compliance.NonCompliant:
+		return 4
+	case compliance.Pending:
+		return 3
+	case compliance.Unknown:
+		return 2
+	case compliance.Compliant:
+		return 1
+	}
+	return 0 // "": not placed
+}
+
+// worse is the state that wins under OCM's precedence; "" loses to any.
+func worse(a, b compliance.State) compliance.State {
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// timeline is a policy's templates' states on one cluster over the window.
+type timeline struct {
+	templates map[string]*templateLine
+}
+
+type templateLine struct {
+	initial compliance.State // before the window ("" when none)
+	events  []Event          // in the window, oldest first
+}
+
+func timelines(window, before []Event) map[PolicyCluster]*timeline {
+	out := map[PolicyCluster]*timeline{}
+	line := func(e Event) *templateLine {
+		pc := PolicyCluster{e.Policy, e.Cluster}
+		tl := out[pc]
+		if tl == nil {
+			tl = &timeline{templates: map[string]*templateLine{}}
+			out[pc] = tl
+		}
+		l := tl.templates[e.Template]
+		if l == nil {
+			l = &templateLine{}
+			tl.templates[e.Template] = l
+		}
+		return l
+	}
+	for _, e := range window {
+		l := line(e)
+		l.events = append(l.events, e)
+	}
+	for _, e := range before {
+		if tl := out[PolicyCluster{e.Policy, e.Cluster}]; tl != nil {
+			line(e).initial = e.State
+		}
+	}
+	return out
+}
+
+// at is the worst state of the templates at t; "" when none had a state yet.
+func (tl *timeline) at(t time.Time) compliance.State {
+	var worst compliance.State
+	for _, l := range tl.templates {
+		s := l.initial
+		i := sort.Search(len(l.events), func(i int) bool { return l.events[i].Time.After(t) })
+		if i > 0 {
+			s = l.events[i-1].State
+		}
+		worst = worse(worst, s)
+	}
+	return worst
+}
+
+// LoadTrend reads the window's events from the store and builds the trend of
+// the report from `from` to the report's time. keep, when set, keeps only the
+// events of the policies it accepts ("namespace/name").
+func LoadTrend(ctx context.Context, s Store, r *compliance.Report, in compliance.Input, from time.Time, steps int, keep func(policy string) bool) (*Trend, error) {
+	window, err := s.Events(ctx, Query{Since: from})
+	if err != nil {
+		return nil, err
+	}
+	window = keepPolicies(window, keep)
+	before, err := s.Latest(ctx, from, pairsOf(window))
+	if err != nil {
+		return nil, err
+	}
+	return BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: before, From: from, Steps: steps}), nil
+}
+
+func keepPolicies(events []Event, keep func(string) bool) []Event {
+	if keep == nil {
+		return events
+	}
+	out := events[:0:0]
+	for _, e := range events {
+		if keep(e.Policy) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

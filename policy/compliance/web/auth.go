@@ -1,0 +1,111 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+)
+
+// User is an authenticated caller.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string]authenticationv1.ExtraValue
+}
+
+// Authorizer authenticates tokens and says which namespaces' policies a user
+// may list.
+type Authorizer interface {
+	// Authenticate returns the token's user, or nil when the token is not valid.
+	Authenticate(ctx context.Context, token string) (*User, error)
+	// CanList reports whether u may list policies in namespace ("" = all namespaces).
+	CanList(ctx context.Context, u *User, namespace string) (bool, error)
+}
+
+// cacheTTL is how long a TokenReview or SubjectAccessReview answer is reused.
+const cacheTTL = 10 * time.Second
+
+// apiserverAuthorizer asks the hub apiserver (TokenReview, SubjectAccessReview).
+type apiserverAuthorizer struct {
+	cs  kubernetes.Interface
+	now func() time.Time
+
+	mu     sync.Mutex
+	tokens map[[32]byte]cached[*User]
+	access map[string]cached[bool]
+}
+
+type cached[T any] struct {
+	v       T
+	expires time.Time
+}
+
+// NewAuthorizer checks tokens and access with the hub apiserver; the hub's
+// identity needs create on tokenreviews and subjectaccessreviews.
+func NewAuthorizer(cs kubernetes.Interface) Authorizer {
+	return &apiserverAuthorizer{cs: cs, now: time.Now, tokens: map[[32]byte]cached[*User]{}, access: map[string]cached[bool]{}}
+}
+
+func (a *apiserverAuthorizer) Authenticate(ctx context.Context, token string) (*User, error) {
+	key := sha256.Sum256([]byte(token))
+	a.mu.Lock()
+	if c, ok := a.tokens[key]; ok && a.now().Before(c.expires) {
+		a.mu.Unlock()
+		return c.v, nil
+	}
+	a.mu.Unlock()
+	tr, err := a.cs.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("token review: %w", err)
+	}
+	var u *User
+	if tr.Status.Authenticated {
+		ui := tr.Status.User
+		u = &User{Name: ui.Username, UID: ui.UID, Groups: ui.Groups, Extra: ui.Extra}
+	}
+	a.mu.Lock()
+	a.tokens[key] = cached[*User]{u, a.now().Add(cacheTTL)}
+	a.mu.Unlock()
+	return u, nil
+}
+
+func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace string) (bool, error) {
+	groups := append([]string(nil), u.Groups...)
+	sort.Strings(groups)
+	key := u.Name + "\x00" + u.UID + "\x00" + strings.Join(groups, ",") + "\x00" + namespace
+	a.mu.Lock()
+	if c, ok := a.access[key]; ok && a.now().Before(c.expires) {
+		a.mu.Unlock()
+		return c.v, nil
+	}
+	a.mu.Unlock()
+	extra := map[string]authorizationv1.ExtraValue{}
+	for k, v := range u.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar, err := a.cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: u.Name, UID: u.UID, Groups: u.Groups, Extra: extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: namespace, Verb: "list", Group: policyv1.GroupVersion.Group, Resource: "policies",
+		},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("subject access review (list policies in %q for %s): %w", namespace, u.Name, err)
+	}
+	a.mu.Lock()
+	a.access[key] = cached[bool]{sar.Status.Allowed, a.now().Add(cacheTTL)}
+	a.mu.Unlock()
+	return sar.Status.Allowed, nil
+}

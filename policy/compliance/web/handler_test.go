@@ -1,0 +1,160 @@
+package web_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"flotilla.dev/flotilla/policy/compliance/web"
+)
+
+func get(t *testing.T, srv interface{ Client() *http.Client }, u, token string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(body)
+}
+
+// policiesIn lists the root policies a JSON document reports, and the
+// history's policies.
+func policiesIn(t *testing.T, body string) (report, history []string) {
+	t.Helper()
+	var doc struct {
+		Standards []struct {
+			Families []struct {
+				Controls []struct{ Policies []string }
+			}
+		}
+		History *struct{ Changes []struct{ Policy string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &doc), body)
+	seen := map[string]bool{}
+	for _, s := range doc.Standards {
+		for _, f := range s.Families {
+			for _, c := range f.Controls {
+				for _, p := range c.Policies {
+					if !seen[p] {
+						seen[p] = true
+						report = append(report, p)
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(report)
+	if doc.History != nil {
+		hs := map[string]bool{}
+		for _, c := range doc.History.Changes {
+			if !hs[c.Policy] {
+				hs[c.Policy] = true
+				history = append(history, c.Policy)
+			}
+		}
+		sort.Strings(history)
+	}
+	return report, history
+}
+
+func TestRefusesWithoutValidToken(t *testing.T) {
+	srv := server(t, nil)
+	for _, tc := range []struct{ path, token string }{
+		{web.APIPath, ""}, {web.APIPath, "not-a-token"}, {web.PagePath, ""}, {web.PagePath, "not-a-token"},
+	} {
+		resp, body := get(t, srv, srv.URL+tc.path, tc.token)
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s with token %q", tc.path, tc.token)
+		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+		assert.NotContains(t, body, "policy-baseline", "a refused request must not leak policies")
+	}
+	// The page offers the login form; the API says what to send.
+	_, body := get(t, srv, srv.URL+web.PagePath, "")
+	assert.Contains(t, body, `<form method="post" action="/compliance/login">`)
+	_, body = get(t, srv, srv.URL+web.APIPath, "")
+	assert.Contains(t, body, "Authorization: Bearer")
+}
+
+// alice may list policies in team-a only: she sees team-a's policies and their
+// history, none of team-b's; a user with no rights sees nothing; the auditor
+// sees both namespaces.
+func TestUserSeesOnlyReadableNamespaces(t *testing.T) {
+	srv := server(t, historyStore(t))
+	tests := []struct {
+		user          string
+		report, hist  []string
+		notInHTMLPage []string
+	}{
+		{"alice", []string{"team-a/policy-baseline", "team-a/policy-roles"}, []string{"team-a/policy-baseline"}, []string{"team-b", "SC-28", "encrypted"}},
+		{"nobody", nil, nil, []string{"team-a", "team-b", "SC-28", "CM-2"}},
+		{"auditor", []string{"team-a/policy-baseline", "team-a/policy-roles", "team-b/policy-encryption"}, []string{"team-a/policy-baseline", "team-b/policy-encryption"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.user, func(t *testing.T) {
+			tok := token(t, tc.user)
+			resp, body := get(t, srv, srv.URL+web.APIPath, tok)
+			require.Equal(t, http.StatusOK, resp.StatusCode, body)
+			report, hist := policiesIn(t, body)
+			assert.Equal(t, tc.report, report)
+			assert.Equal(t, tc.hist, hist)
+			resp, page := get(t, srv, srv.URL+web.PagePath, tok)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+			for _, s := range tc.notInHTMLPage {
+				assert.NotContains(t, page, s)
+			}
+		})
+	}
+}
+
+func TestQueryParameters(t *testing.T) {
+	srv := server(t, historyStore(t))
+	tok := token(t, "auditor")
+	resp, body := get(t, srv, srv.URL+web.APIPath+"?control=SC-28&since="+url.QueryEscape("3d"), tok)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	report, hist := policiesIn(t, body)
+	assert.Equal(t, []string{"team-b/policy-encryption"}, report)
+	assert.Equal(t, []string{"team-a/policy-baseline"}, hist, "only west's break 2 days ago is in a 3-day window")
+	resp, body = get(t, srv, srv.URL+web.APIPath+"?since=yesterday-ish", tok)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.True(t, strings.Contains(body, "yesterday-ish"), body)
+}
+
+func TestLoginSetsCookie(t *testing.T) {
+	srv := server(t, nil)
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.PostForm(srv.URL+web.LoginPath, url.Values{"token": {"wrong"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Empty(t, resp.Cookies())
+	resp, err = c.PostForm(srv.URL+web.LoginPath, url.Values{"token": {token(t, "alice")}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	ck := resp.Cookies()[0]
+	assert.True(t, ck.HttpOnly && ck.Secure && ck.SameSite == http.SameSiteStrictMode, "cookie %+v", ck)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+web.APIPath, nil)
+	req.AddCookie(ck)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	report, _ := policiesIn(t, string(body))
+	assert.Equal(t, []string{"team-a/policy-baseline", "team-a/policy-roles"}, report)
+}

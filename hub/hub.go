@@ -12,12 +12,15 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -31,6 +34,7 @@ import (
 	"flotilla.dev/flotilla/hub/addonconversion"
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/registration"
+	"flotilla.dev/flotilla/hub/registration/health"
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
@@ -173,6 +177,7 @@ func Run(ctx context.Context, opts Options) error {
 		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
 		// rate-limited queue until that is fixed.
 		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
+		Cache:      cacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("hub manager: %w", err)
@@ -372,4 +377,17 @@ func webhookCerts(dir, host string) (certDir string, caBundle []byte, cleanup fu
 		return "", nil, nil, fmt.Errorf("generate webhook serving certificate: %w", err)
 	}
 	return tmp, caBundle, func() { os.RemoveAll(tmp) }, nil
+}
+
+// cacheOptions keep the hub's informers lean at fleet size: no object keeps
+// its managedFields (nothing on the hub reads them; an update without them
+// leaves the apiserver's as they are), and of the Leases only the clusters'
+// heartbeats are watched, not every Lease of the hub cluster.
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: {Field: fields.OneTermEqualSelector("metadata.name", health.LeaseName)},
+		},
+	}
 }

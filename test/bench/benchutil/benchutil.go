@@ -96,6 +96,31 @@ func Memory(pid int) (rss, hwm float64) {
 	return rss, hwm
 }
 
+// MemoryParts reads a process's resident memory by kind, in MiB: anonymous
+// (heap, stacks), file-backed (the binary's pages) and shared memory.
+func MemoryParts(pid int) (anon, file, shmem float64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseFloat(f[1], 64)
+		switch f[0] {
+		case "RssAnon:":
+			anon = kb / 1024
+		case "RssFile:":
+			file = kb / 1024
+		case "RssShmem:":
+			shmem = kb / 1024
+		}
+	}
+	return anon, file, shmem
+}
+
 // CPU is the user+system CPU time a process has used.
 func CPU(pid int) time.Duration {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

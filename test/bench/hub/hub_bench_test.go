@@ -195,6 +195,9 @@ func run(b *testing.B, clusters, placements int) {
 	peak = max(peak, hwm)
 	mu.Unlock()
 	last := rss[len(rss)-1]
+	anon, file, _ := benchutil.MemoryParts(pid)
+	b.ReportMetric(anon, "MiB-hub-anon-rss")
+	b.ReportMetric(file, "MiB-hub-file-rss")
 	if profile != "" {
 		saveHeapProfile(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", profile)
 	}
@@ -204,9 +207,9 @@ func run(b *testing.B, clusters, placements int) {
 	b.ReportMetric(last, "MiB-hub-steady-rss")
 	b.ReportMetric(cpuSettled.Seconds(), "s-hub-cpu-to-settled")
 	b.ReportMetric(steadyCPU.Seconds()/steady.Seconds(), "hub-cores-steady")
-	b.Logf("%d clusters, %d placements: created in %s, hub settled after %s using %s CPU; hub RSS peak %.0f MiB, steady %.0f MiB; steady CPU %.3f cores",
+	b.Logf("%d clusters, %d placements: created in %s, hub settled after %s using %s CPU; hub RSS peak %.0f MiB, steady %.0f MiB (anonymous %.0f, the binary's pages %.0f); steady CPU %.3f cores",
 		clusters, placements, created.Round(time.Millisecond), settled.Round(time.Millisecond), cpuSettled.Round(time.Millisecond),
-		peak, last, steadyCPU.Seconds()/steady.Seconds())
+		peak, last, anon, file, steadyCPU.Seconds()/steady.Seconds())
 }
 
 func must(b *testing.B, err error) {

@@ -60,7 +60,14 @@ type syncer struct {
 	dyn          dynamic.Interface // the managed cluster's, for Gatekeeper objects
 	// gkInformers watch the delivered Gatekeeper objects (worker only).
 	gkInformers map[schema.GroupVersionResource]toolscache.SharedIndexInformer
+	// lagging: since when a policy's template state has been ahead of its
+	// compliance events (worker only).
+	lagging map[string]time.Time
 }
+
+// maxEventLag is how long status sync waits for the compliance event that
+// follows a template's new state before writing the status anyway.
+const maxEventLag = 10 * time.Second
 
 func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) error {
 	s := scheme.New()
@@ -89,8 +96,8 @@ func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) erro
 		return err
 	}
 	y := &syncer{o: o, ns: ns, hub: hub, spoke: spoke, hubC: hubC, spokeC: spokeC, dyn: dyn,
-		gkInformers: map[schema.GroupVersionResource]toolscache.SharedIndexInformer{},
-		queue:       workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		gkInformers: map[schema.GroupVersionResource]toolscache.SharedIndexInformer{}, lagging: map[string]time.Time{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	defer y.queue.ShutDown()
 
 	handler := func(keys func(obj any) []string) toolscache.ResourceEventHandler {
@@ -487,6 +494,22 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 		return err
 	}
 	compliant, details := Status(y.ns, local.Name, states, l.Items)
+	if t := Lagging(states, details); t != "" {
+		// The engine wrote the template's status; its event follows (and
+		// brings this policy back). Wait for it rather than pair the new
+		// state with the old history, unless it never comes.
+		since, seen := y.lagging[local.Name]
+		if !seen {
+			since = time.Now()
+			y.lagging[local.Name] = since
+		}
+		if time.Since(since) < maxEventLag {
+			y.queue.AddAfter(local.Name, time.Second)
+			return nil
+		}
+		y.o.Log.Info("writing a status whose history lags its template's state", "policy", local.Name, "template", t)
+	}
+	delete(y.lagging, local.Name)
 	want := policyv1.PolicyStatus{ComplianceState: compliant, Details: details}
 	if !equality.Semantic.DeepEqual(local.Status.ComplianceState, want.ComplianceState) || !equality.Semantic.DeepEqual(local.Status.Details, want.Details) {
 		upd := local.DeepCopy()

@@ -143,3 +143,31 @@ func DependencyTarget(d policyv1.PolicyDependency, rootNamespace string) (kind, 
 	}
 	return d.Kind, d.Name
 }
+
+// EventState is the compliance state a compliance event's message states by
+// its prefix: Compliant, Pending, otherwise NonCompliant.
+func EventState(msg string) policyv1.ComplianceState {
+	switch {
+	case strings.HasPrefix(msg, "Compliant;"), msg == "Compliant":
+		return policyv1.Compliant
+	case strings.HasPrefix(msg, "Pending;"), msg == "Pending":
+		return policyv1.Pending
+	}
+	return policyv1.NonCompliant
+}
+
+// Lagging names the first template whose own status already says a state
+// its newest compliance event does not (the engine writes the status, then
+// the event): a status written now would pair the new state with the old
+// history. "" when every template's history agrees with its state.
+func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) string {
+	for i, t := range templates {
+		if t.Compliance == "" || i >= len(details) || details[i] == nil || len(details[i].History) == 0 {
+			continue
+		}
+		if EventState(details[i].History[0].Message) != t.Compliance {
+			return t.Name
+		}
+	}
+	return ""
+}

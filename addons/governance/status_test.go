@@ -74,3 +74,34 @@ func TestDependencyTarget(t *testing.T) {
 	k, n = DependencyTarget(policyv1.PolicyDependency{TypeMeta: metav1.TypeMeta{Kind: "ConfigurationPolicy"}, Name: "c"}, "root")
 	assert.Equal(t, []string{"ConfigurationPolicy", "c"}, []string{k, n})
 }
+
+func TestLagging(t *testing.T) {
+	h := func(msgs ...string) *policyv1.DetailsPerTemplate {
+		d := &policyv1.DetailsPerTemplate{}
+		for _, m := range msgs {
+			d.History = append(d.History, policyv1.ComplianceHistory{Message: m})
+		}
+		return d
+	}
+	cases := []struct {
+		name      string
+		templates []TemplateState
+		details   []*policyv1.DetailsPerTemplate
+		want      string
+	}{
+		{"agrees", []TemplateState{{Name: "a", Compliance: policyv1.Compliant}}, []*policyv1.DetailsPerTemplate{h("Compliant; ok", "NonCompliant; x")}, ""},
+		{"event still on its way", []TemplateState{{Name: "a", Compliance: policyv1.Compliant}}, []*policyv1.DetailsPerTemplate{h("NonCompliant; violation - x")}, "a"},
+		{"no event yet", []TemplateState{{Name: "a", Compliance: policyv1.Compliant}}, []*policyv1.DetailsPerTemplate{h()}, ""},
+		{"not evaluated", []TemplateState{{Name: "a"}}, []*policyv1.DetailsPerTemplate{h("NonCompliant; x")}, ""},
+		{"pending agrees", []TemplateState{{Name: "a", Compliance: policyv1.Pending}, {Name: "b", Compliance: policyv1.NonCompliant}},
+			[]*policyv1.DetailsPerTemplate{h("Pending; dependencies not satisfied"), h("NonCompliant; template-error; x")}, ""},
+		{"second lags", []TemplateState{{Name: "a", Compliance: policyv1.Pending}, {Name: "b", Compliance: policyv1.NonCompliant}},
+			[]*policyv1.DetailsPerTemplate{h("Pending; x"), h("Compliant; y")}, "b"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { assert.Equal(t, c.want, Lagging(c.templates, c.details)) })
+	}
+	assert.Equal(t, policyv1.Compliant, EventState("Compliant; notification - x"))
+	assert.Equal(t, policyv1.NonCompliant, EventState("NonCompliant; Compliant; x"))
+	assert.Equal(t, policyv1.Pending, EventState("Pending; x"))
+}

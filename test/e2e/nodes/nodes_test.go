@@ -66,26 +66,8 @@ func config(t *testing.T, path string) *rest.Config {
 // was.
 func TestNodes(t *testing.T) {
 	ctx := context.Background()
-	// Short: the containerd socket path must stay under 108 characters.
-	base, err := os.MkdirTemp("", "fn-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	dataDir := filepath.Join(base, "env")
-
-	before, err := snapshot(dataDir)
-	require.NoError(t, err)
-	downed := false
-	t.Cleanup(func() {
-		if !downed {
-			out, err := flotillaRun(t, "dev", "down", "--data-dir", dataDir)
-			t.Logf("cleanup: dev down: %v\n%s", err, out)
-		}
-	})
-
-	start := time.Now()
-	out, err := flotillaRun(t, "dev", "up", "--nodes", "--clusters", "2", "--data-dir", dataDir)
-	require.NoError(t, err, out)
-	t.Logf("dev up --nodes --clusters 2 took %s\n%s", time.Since(start).Round(time.Second), out)
+	env := startEnv(t, "fn-", 2)
+	dataDir := env.dataDir
 
 	hub := config(t, filepath.Join(dataDir, "hub.kubeconfig"))
 	spokes := map[string]*rest.Config{}
@@ -295,14 +277,7 @@ func TestNodes(t *testing.T) {
 	})
 
 	t.Run("dev down leaves the host as it was", func(t *testing.T) {
-		out, err := flotillaRun(t, "dev", "down", "--data-dir", dataDir)
-		downed = true
-		require.NoError(t, err, out)
-		assert.Contains(t, out, "cluster1-node kubelet")
-		after, err := snapshot(dataDir)
-		require.NoError(t, err)
-		assert.Empty(t, diff(before, after), "host changes left behind by dev down")
-		assert.NoFileExists(t, filepath.Join(dataDir, "host.json"), "every recorded host change undone")
+		assert.Contains(t, env.down(t), "cluster1-node kubelet")
 	})
 }
 

@@ -84,6 +84,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags nodes ./test/e2e/nodes/ ./test/bench/nodes/
 	$(GO) vet -tags chaos ./test/chaos/
+	$(GO) vet -tags interop ./test/interop/
 
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:

@@ -121,6 +121,10 @@ func TestDenyAfterAgentDroppedItsCondition(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return agent.Get(ctx, client.ObjectKey{Namespace: name, Name: "managed-cluster-lease"}, lease) == nil && agent.Update(ctx, lease) == nil
 	}, timeout, tick, "the hub created the lease on acceptance, and an accepted agent may renew it")
+	// As upstream grants: read and renew, nothing more.
+	err := agent.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "another-lease"}})
+	require.True(t, apierrors.IsForbidden(err), "an agent may not create leases: %v", err)
+	require.True(t, apierrors.IsForbidden(agent.Delete(ctx, lease)), "an agent may not delete its lease")
 
 	// The agent strips the condition with its own credential.
 	require.Eventually(t, func() bool {

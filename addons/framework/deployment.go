@@ -31,7 +31,8 @@ type AgentDeployment struct {
 	Args []string
 	// Config is the AddOnDeploymentConfig that applies: its registries rewrite
 	// Image (OverrideImage), its nodePlacement becomes the Pod's nodeSelector
-	// and tolerations. Default nil: none.
+	// and tolerations, its resourceRequirements the container's resources
+	// (ResourcesFor). Default nil: none.
 	Config *addonv1alpha1.AddOnDeploymentConfigSpec
 }
 
@@ -67,6 +68,9 @@ func (d AgentDeployment) Object() *appsv1.Deployment {
 		if p := c.NodePlacement; p != nil {
 			spec.NodeSelector = p.NodeSelector
 			spec.Tolerations = p.Tolerations
+		}
+		if r, ok := ResourcesFor("Deployment", name, spec.Containers[0].Name, c.ResourceRequirements); ok {
+			spec.Containers[0].Resources = r
 		}
 	}
 	return &appsv1.Deployment{

@@ -59,4 +59,13 @@ func TestAgentDeployment(t *testing.T) {
 	assert.Equal(t, "registry.local:5000/ocm/flotilla:v1", pod.Containers[0].Image)
 	assert.Equal(t, map[string]string{"role": "infra"}, pod.NodeSelector)
 	assert.Len(t, pod.Tolerations, 1)
+	assert.Empty(t, pod.Containers[0].Resources, "no resourceRequirements: none set")
+
+	a.Config.ResourceRequirements = []addonv1alpha1.ContainerResourceRequirements{
+		{ContainerID: "deployments:*:*", Resources: cpu("50m")},
+		{ContainerID: "deployments:other-agent:*", Resources: cpu("1")},
+	}
+	pod = a.Object().Spec.Template.Spec
+	q := pod.Containers[0].Resources.Requests[corev1.ResourceCPU]
+	assert.Equal(t, "50m", q.String(), "deployments:*:* matches example-agent's container; other-agent's does not")
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
@@ -35,6 +36,10 @@ func TestDeploymentConfigShapesWorkloads(t *testing.T) {
 		Registries: []addonv1alpha1.ImageMirror{{Source: "quay.io/ocm", Mirror: "registry.local:5000/ocm"}},
 		NodePlacement: &addonv1alpha1.NodePlacement{NodeSelector: map[string]string{"role": "infra"},
 			Tolerations: []corev1.Toleration{{Key: "infra", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}},
+		ResourceRequirements: []addonv1alpha1.ContainerResourceRequirements{
+			{ContainerID: "*:*:*", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}},
+			{ContainerID: "deployments:agent:c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}},
+		},
 	})
 	require.NoError(t, err)
 	assert.Equal(t, "registry.local:5000/ocm/agent:v1", image(0, "containers", 0))
@@ -42,6 +47,14 @@ func TestDeploymentConfigShapesWorkloads(t *testing.T) {
 	assert.Equal(t, "registry.local:5000/ocm/init:v1", image(0, "initContainers", 0))
 	assert.Equal(t, "registry.local:5000/ocm/ds:v1", image(1, "containers", 0))
 	assert.Equal(t, "quay.io/ocm/pod:v1", image(2, "containers", 0), "only Deployments and DaemonSets")
+	resources := func(i int, field string, j int) any {
+		cs, _, _ := unstructured.NestedSlice(objs[i].(*unstructured.Unstructured).Object, "spec", "template", "spec", field)
+		return cs[j].(map[string]any)["resources"]
+	}
+	assert.Equal(t, map[string]any{"requests": map[string]any{"cpu": "100m"}}, resources(0, "containers", 0), "the last match wins")
+	assert.Equal(t, map[string]any{"limits": map[string]any{"memory": "128Mi"}}, resources(0, "containers", 1), "*:*:*")
+	assert.Equal(t, map[string]any{"limits": map[string]any{"memory": "128Mi"}}, resources(0, "initContainers", 0))
+	assert.Equal(t, map[string]any{"limits": map[string]any{"memory": "128Mi"}}, resources(1, "containers", 0), "DaemonSets too")
 	for i := range 2 {
 		u := objs[i].(*unstructured.Unstructured)
 		sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "spec", "nodeSelector")

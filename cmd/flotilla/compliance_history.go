@@ -51,14 +51,7 @@ func reportHistory(ctx context.Context, h historyFlags, in compliance.Input, r *
 	}
 	defer s.Close()
 	keep := policiesOf(r)
-	sum, err := history.Summarize(ctx, s, history.Query{Since: since}, keep)
-	if err != nil {
-		return nil, err
-	}
-	if sum.Trend, err = history.LoadTrend(ctx, s, r, in, since, 0, keep); err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return history.SummarizeWithTrend(ctx, s, history.Query{Since: since}, keep, r, in, 0)
 }
 
 // policiesOf accepts the root policies the (filtered) report holds.

@@ -113,11 +113,8 @@ func fleet(now time.Time, nClusters int, record func([]history.Event) error) (co
 // of the window and the trend, rendered as HTML.
 func report(ctx context.Context, s history.Store, in compliance.Input, since time.Time) (*web.Document, int, error) {
 	r := compliance.Build(in, compliance.Filter{})
-	sum, err := history.Summarize(ctx, s, history.Query{Since: since}, nil)
+	sum, err := history.SummarizeWithTrend(ctx, s, history.Query{Since: since}, nil, r, in, 0)
 	if err != nil {
-		return nil, 0, err
-	}
-	if sum.Trend, err = history.LoadTrend(ctx, s, r, in, since, 0, nil); err != nil {
 		return nil, 0, err
 	}
 	doc := &web.Document{Report: r, History: sum}

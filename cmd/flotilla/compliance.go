@@ -17,7 +17,7 @@ func newComplianceCommand() *cobra.Command {
 		Short: "Compliance reports by standard, family and control (NIST SP 800-53, NIST-CSF, ...)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newComplianceReportCommand())
+	cmd.AddCommand(newComplianceReportCommand(), newComplianceHistoryCommand())
 	return cmd
 }
 
@@ -28,6 +28,7 @@ func newComplianceReportCommand() *cobra.Command {
 		baseline                 string
 		filter                   compliance.Filter
 		render                   compliance.RenderOptions
+		hist                     historyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "report",
@@ -37,7 +38,8 @@ func newComplianceReportCommand() *cobra.Command {
   flotilla compliance report --by cluster --clusters east,west
   flotilla compliance report -o html > report.html
   flotilla compliance report --baseline moderate
-  flotilla compliance report --baseline my-profile.json -o oscal > assessment-results.json`,
+  flotilla compliance report --baseline my-profile.json -o oscal > assessment-results.json
+  flotilla compliance report --since 30d --compliance-db .flotilla/hub/compliance.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := render.Validate(output); err != nil {
@@ -53,6 +55,19 @@ func newComplianceReportCommand() *cobra.Command {
 			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if hist.since != "" { // with the hub's history (compliance_history.go)
+				in, err := compliance.Read(cmd.Context(), c)
+				if err != nil {
+					return err
+				}
+				in.Now = time.Now()
+				r := compliance.Build(in, filter)
+				sum, err := reportHistory(cmd.Context(), hist, in, r, in.Now)
+				if err != nil {
+					return err
+				}
+				return renderWithHistory(cmd.OutOrStdout(), output, r, render, sum)
 			}
 			r, err := compliance.Load(cmd.Context(), c, filter, time.Now())
 			if err != nil {
@@ -72,5 +87,6 @@ func newComplianceReportCommand() *cobra.Command {
 	f.StringVar(&render.By, "by", compliance.ByControl, "rows per control or per cluster (table and json)")
 	f.StringVar(&baseline, "baseline", "", "report coverage of a NIST SP 800-53 rev5 baseline: low, moderate, high, privacy, or an OSCAL profile file (JSON)")
 	f.StringVarP(&output, "output", "o", compliance.FormatTable, "output format: table, csv, json, html or oscal (OSCAL assessment-results)")
+	hist.add(f, "", "add the history from this date: a duration back (30d, 2w, 12h) or a date (2026-11-01); what changed, remediations, and trend lines in html (reads --compliance-db)")
 	return cmd
 }

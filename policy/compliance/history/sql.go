@@ -182,7 +182,7 @@ func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyC
 	// Newest first on the (policy, cluster, time_us) index; the first row of
 	// each template is its newest.
 	stmt, err := tx.PrepareContext(ctx, s.rebind(`SELECT template, state, message, time_us FROM compliance_events
-		WHERE policy = ? AND cluster = ? AND time_us < ? ORDER BY time_us DESC, template, state, message`))
+		WHERE policy = ? AND cluster = ? AND time_us < ? ORDER BY time_us DESC`))
 	if err != nil {
 		return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
 	}

@@ -43,18 +43,34 @@ type ClusterChange struct {
 // the policies it accepts ("namespace/name"). The cost is the window's events
 // plus one lookup per series that changed.
 func Summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, error) {
-	window, err := s.Events(ctx, q)
+	sum, _, _, err := summarize(ctx, s, q, keep)
+	return sum, err
+}
+
+// SummarizeWithTrend is Summarize plus the trend of the report r (built from
+// in) over the window, reading the window once.
+func SummarizeWithTrend(ctx context.Context, s Store, q Query, keep func(policy string) bool, r *compliance.Report, in compliance.Input, steps int) (*Summary, error) {
+	sum, window, before, err := summarize(ctx, s, q, keep)
 	if err != nil {
 		return nil, err
+	}
+	sum.Trend = BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: before, From: q.Since, Steps: steps})
+	return sum, nil
+}
+
+func summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, []Event, []Event, error) {
+	window, err := s.Events(ctx, q)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	window = keepPolicies(window, keep)
 	before, err := s.Latest(ctx, q.Since, pairsOf(window))
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before)}
 	if sum.Remediations, err = remediated(ctx, s, sum.Changes, q.Since); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var total time.Duration
 	for _, r := range sum.Remediations {
@@ -93,7 +109,7 @@ func Summarize(ctx context.Context, s Store, q Query, keep func(policy string) b
 	if sum.Clusters == nil {
 		sum.Clusters = []ClusterChange{}
 	}
-	return sum, nil
+	return sum, window, before, nil
 }
 
 // transitionsFrom keeps the window's events that change their series' state,

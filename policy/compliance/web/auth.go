@@ -77,6 +77,7 @@ func (a *apiserverAuthorizer) Authenticate(ctx context.Context, token string) (*
 	}
 	a.mu.Lock()
 	a.tokens[key] = cached[*User]{u, a.now().Add(cacheTTL)}
+	evictExpired(a.tokens, a.now())
 	a.mu.Unlock()
 	return u, nil
 }
@@ -106,6 +107,20 @@ func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace st
 	}
 	a.mu.Lock()
 	a.access[key] = cached[bool]{sar.Status.Allowed, a.now().Add(cacheTTL)}
+	evictExpired(a.access, a.now())
 	a.mu.Unlock()
 	return sar.Status.Allowed, nil
+}
+
+// evictExpired drops expired answers once a cache holds many, so it stays
+// bounded by the callers of the last ten seconds.
+func evictExpired[K comparable, V any](m map[K]cached[V], now time.Time) {
+	if len(m) < 1024 {
+		return
+	}
+	for k, c := range m {
+		if !now.Before(c.expires) {
+			delete(m, k)
+		}
+	}
 }

@@ -153,11 +153,8 @@ func (h *Handler) document(req *http.Request, user *User) (*Document, int, error
 	doc := &Document{Report: compliance.Build(in, f)}
 	if h.o.History != nil {
 		keep := func(policy string) bool { ns, _, _ := strings.Cut(policy, "/"); return allowed(ns) }
-		sum, err := history.Summarize(ctx, h.o.History, history.Query{Since: since}, keep)
+		sum, err := history.SummarizeWithTrend(ctx, h.o.History, history.Query{Since: since}, keep, doc.Report, in, 0)
 		if err != nil {
-			return nil, http.StatusInternalServerError, err
-		}
-		if sum.Trend, err = history.LoadTrend(ctx, h.o.History, doc.Report, in, since, 0, keep); err != nil {
 			return nil, http.StatusInternalServerError, err
 		}
 		doc.History = sum

@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	_ "embed"
-	"fmt"
 	"html/template"
 	"io"
 	"sort"
@@ -21,7 +20,7 @@ var historySource string
 var historyTemplate = template.Must(template.New("history").Funcs(template.FuncMap{
 	"stateClass": func(s compliance.State) string { return strings.ToLower(string(s)) },
 	"when":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04Z") },
-	"duration":   humanDuration,
+	"duration":   history.Human,
 	"sub":        func(a, b int) int { return a - b },
 }).Parse(historySource))
 
@@ -197,19 +196,4 @@ func familyTrends(t *history.Trend) []familyTrend {
 		out = append(out, familyTrend{Standard: k.std, Family: k.fam, NonCompliantNow: vals[len(vals)-1], Spark: strings.Join(pts, " "), Max: maxV})
 	}
 	return out
-}
-
-// humanDuration prints a duration in its two largest units: "3d 4h", "25m", "40s".
-func humanDuration(d time.Duration) string {
-	if d < time.Minute {
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	}
-	days, hours, mins := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour), int(d%time.Hour/time.Minute)
-	switch {
-	case days > 0:
-		return fmt.Sprintf("%dd %dh", days, hours)
-	case hours > 0:
-		return fmt.Sprintf("%dh %dm", hours, mins)
-	}
-	return fmt.Sprintf("%dm", mins)
 }

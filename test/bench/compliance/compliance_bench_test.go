@@ -1,0 +1,199 @@
+// Package compliance benchmarks the compliance report with its history: 500
+// root policies x 1,000 clusters (500,000 policy x cluster results) mapped to
+// 50 NIST SP 800-53 controls in 10 families, with a year of transitions in the
+// history database. Results: docs/benchmarks.md.
+//
+//	go test -run '^$' -bench . -benchtime 1x ./test/bench/compliance/
+//	# FLOTILLA_BENCH_COMPLIANCE_CLUSTERS=100 for a smaller fleet
+//
+// The history: every policy x cluster series starts Compliant a year ago; one
+// in ten flaps, NonCompliant and back about once a month (24 events a year).
+// The report is --since 30d: the report, what changed, remediations and the
+// trend lines, as `flotilla compliance report --since 30d` and the live page
+// compute them.
+package compliance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/compliance/web"
+)
+
+const (
+	policies = 500
+	families = 10
+	controls = 5 // per family
+	day      = 24 * time.Hour
+)
+
+var familyIDs = []string{"AC", "AU", "CA", "CM", "IA", "IR", "SC", "SI", "SR", "RA"}
+
+func clusters() int {
+	if v, err := strconv.Atoi(os.Getenv("FLOTILLA_BENCH_COMPLIANCE_CLUSTERS")); err == nil && v > 0 {
+		return v
+	}
+	return 1000
+}
+
+// fleet builds the roots (status per cluster = the last state of its series)
+// and the year of events.
+func fleet(now time.Time, nClusters int, record func([]history.Event) error) (compliance.Input, int, error) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	start := now.Add(-365 * day)
+	in := compliance.Input{Now: now}
+	total := 0
+	batch := make([]history.Event, 0, 50000)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		total += len(batch)
+		err := record(batch)
+		batch = batch[:0]
+		return err
+	}
+	for p := 0; p < policies; p++ {
+		fam := familyIDs[p%families]
+		ctl := fmt.Sprintf("%s-%d", fam, 1+(p/families)%controls)
+		root := policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "policies", Name: fmt.Sprintf("policy-%03d", p), Annotations: map[string]string{
+			policyv1.StandardsAnnotation:  "NIST SP 800-53",
+			policyv1.CategoriesAnnotation: fam + " Family " + fam,
+			policyv1.ControlsAnnotation:   ctl + " Control " + ctl,
+		}}}
+		name := root.Namespace + "/" + root.Name
+		for c := 0; c < nClusters; c++ {
+			cluster := fmt.Sprintf("cluster-%04d", c)
+			state := compliance.Compliant
+			ev := func(s compliance.State, at time.Time) {
+				batch = append(batch, history.Event{Policy: name, Template: "check", Cluster: cluster, State: s, Message: string(s) + "; violation - synthetic", Time: at})
+				state = s
+			}
+			ev(compliance.Compliant, start)
+			if rng.IntN(10) == 0 { // flapping: NonCompliant and back about monthly
+				for m := 0; m < 12; m++ {
+					broke := start.Add(time.Duration(m)*30*day + time.Duration(rng.Int64N(int64(20*day))))
+					ev(compliance.NonCompliant, broke)
+					fixed := broke.Add(time.Duration(1+rng.Int64N(int64(9*day))) + time.Hour)
+					if fixed.Before(now) && (m < 11 || rng.IntN(2) == 0) {
+						ev(compliance.Compliant, fixed)
+					}
+				}
+			}
+			ps := policyv1.Compliant
+			if state == compliance.NonCompliant {
+				ps = policyv1.NonCompliant
+			}
+			root.Status.Status = append(root.Status.Status, &policyv1.CompliancePerClusterStatus{ClusterName: cluster, ClusterNamespace: cluster, ComplianceState: ps})
+			if len(batch) >= 45000 {
+				if err := flush(); err != nil {
+					return in, total, err
+				}
+			}
+		}
+		in.Roots = append(in.Roots, root)
+	}
+	return in, total, flush()
+}
+
+// report is what the CLI and the live page compute: the report, the summary
+// of the window and the trend, rendered as HTML.
+func report(ctx context.Context, s history.Store, in compliance.Input, since time.Time) (*web.Document, int, error) {
+	r := compliance.Build(in, compliance.Filter{})
+	sum, err := history.SummarizeWithTrend(ctx, s, history.Query{Since: since}, nil, r, in, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	doc := &web.Document{Report: r, History: sum}
+	var out strings.Builder
+	if err := web.WriteHTML(&out, doc); err != nil {
+		return nil, 0, err
+	}
+	return doc, out.Len(), nil
+}
+
+func BenchmarkReportWithHistory(b *testing.B) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	nClusters := clusters()
+	path := filepath.Join(b.TempDir(), "compliance.db")
+	s, err := history.OpenSQLite(ctx, path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	genStart := time.Now()
+	in, events, err := fleet(now, nClusters, func(batch []history.Event) error {
+		_, err := s.Record(ctx, batch...)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	info, _ := os.Stat(path)
+	b.Logf("%d policies x %d clusters, %d events in a year recorded in %s (database %d MiB)", policies, nClusters, events, time.Since(genStart).Round(time.Second), info.Size()>>20)
+	since := now.Add(-30 * day)
+
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		// Cold: open the database (schema check) and compute.
+		t0 := time.Now()
+		s, err := history.OpenSQLite(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc, size, err := report(ctx, s, in, since)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cold := time.Since(t0)
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		// Warm: the database open, as in the hub.
+		t1 := time.Now()
+		if _, _, err := report(ctx, s, in, since); err != nil {
+			b.Fatal(err)
+		}
+		warm := time.Since(t1)
+		s.Close()
+		b.ReportMetric(cold.Seconds(), "cold-s")
+		b.ReportMetric(warm.Seconds(), "warm-s")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "alloc-MiB")
+		b.ReportMetric(float64(peakRSS())/(1<<10), "peak-rss-MiB")
+		b.Logf("cold %s, warm %s; %d changes, %d remediations in 30 days; HTML %d KiB; allocated %d MiB; peak RSS %d MiB",
+			cold.Round(time.Millisecond), warm.Round(time.Millisecond), len(doc.History.Changes), len(doc.History.Remediations), size>>10,
+			(after.TotalAlloc-before.TotalAlloc)>>20, peakRSS()>>10)
+	}
+}
+
+// peakRSS is the process's peak resident set in KiB (VmHWM).
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

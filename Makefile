@@ -39,10 +39,12 @@ controlplane:
 
 ## test: unit and integration tests on real apiservers (builds what it needs first)
 test: controlplane build
+	@hack/prereqs.sh test
 	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 ## e2e-nodes: Flotilla on real nodes (needs root and Debian's containerd runc containernetworking-plugins iptables; fails, never skips, without them)
 e2e-nodes: controlplane build
+	@hack/prereqs.sh nodes
 	$(GO) test -tags nodes -count=1 -v -timeout 20m ./test/e2e/nodes/
 
 ## fuzz: every native Go fuzz target for FUZZTIME each (failures become testdata/fuzz regression cases)

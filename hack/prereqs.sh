@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# hack/prereqs.sh SET...: make sure the Debian packages a target needs are
+# installed. SET is "test" (postgresql for the history store's PostgreSQL tests,
+# chromium for the compliance page's browser test) or "nodes" (containerd runc
+# containernetworking-plugins iptables for real nodes). What is missing is
+# installed with apt-get when this runs as root on Debian; otherwise it stops and
+# says exactly what to install. Nothing is downloaded but Debian's packages.
+set -euo pipefail
+need=()
+have_postgres() { compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; }
+have() { command -v "$1" >/dev/null 2>&1; }
+for set in "$@"; do
+	case "$set" in
+	test)
+		have_postgres || need+=(postgresql)
+		have chromium || have chromium-browser || need+=(chromium)
+		;;
+	nodes)
+		have containerd || need+=(containerd)
+		have runc || need+=(runc)
+		[ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || need+=(containernetworking-plugins)
+		have iptables || need+=(iptables)
+		;;
+	*)
+		echo "hack/prereqs.sh: unknown set $set (test, nodes)" >&2
+		exit 2
+		;;
+	esac
+done
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && have apt-get; then
+	echo "installing from Debian: ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q "${need[@]}" >/dev/null
+	exit 0
+fi
+echo "missing Debian packages: ${need[*]}. Install them: sudo apt-get update && sudo apt-get install -y ${need[*]}" >&2
+exit 1

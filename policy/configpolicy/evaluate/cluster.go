@@ -47,6 +47,7 @@ type UnknownKindError struct {
 }
 
 func (e *UnknownKindError) Error() string {
-	return fmt.Sprintf("the kind %s (apiVersion %s) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?",
+	// upstream's wording
+	return fmt.Sprintf("couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed",
 		e.GVK.Kind, e.GVK.GroupVersion().String())
 }

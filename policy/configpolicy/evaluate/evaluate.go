@@ -98,6 +98,8 @@ type TemplateResult struct {
 	clusterNS string
 	// sensitive: the template reads Secrets (its diff is redacted by default).
 	sensitive bool
+	// hasStatus: the template names a status (unchecked right after a create).
+	hasStatus bool
 	// selected counts the objects an objectSelector selected.
 	selected int
 	// note replaces the findings' events (a compliant template with nothing
@@ -238,6 +240,7 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, policyName string
 		return
 	}
 	t.Kind, t.Name, t.Unnamed = tmpl.GetKind(), tmpl.GetName(), tmpl.GetName() == ""
+	_, t.hasStatus = tmpl.Object["status"]
 	t.RecordDiff = ot.RecordDiff
 	if t.RecordDiff == "" {
 		t.RecordDiff = defaultRecordDiff(tmpl.GroupVersionKind(), t.sensitive)

@@ -207,9 +207,13 @@ func (t *TemplateResult) events() []event {
 		if !t.Mapping.Namespaced {
 			ns = t.clusterNS
 		}
-		e := event{key: ns + "/" + f.Name, compliant: f.Compliant(), reason: f.Reason()}
-		if f.ApplyError != nil {
+		e := event{key: ns + "/" + f.Name, compliant: t.compliant(f), reason: t.reasonOf(f)}
+		switch {
+		case f.ApplyError != nil:
 			e.message = f.applyErrorMessage()
+		case t.statusUnchecked(f):
+			e.message = fmt.Sprintf("%s %s was created successfully, the status of the object will be verified in the next evaluation",
+				t.Mapping.Resource, identifier(f.Name, f.Namespace))
 		}
 		out = append(out, e)
 	}
@@ -280,4 +284,24 @@ func neverSuffix(p *policyv1.ConfigurationPolicy, compliant bool) string {
 		return fmt.Sprintf(f, "spec.evaluationInterval.noncompliant")
 	}
 	return ""
+}
+
+// statusUnchecked: the object was just created from a template that names a
+// status, which upstream checks in the next evaluation (NonCompliant until
+// then).
+func (t *TemplateResult) statusUnchecked(f *Finding) bool {
+	return t.hasStatus && f.Applied == Create && f.ApplyError == nil
+}
+
+// compliant is the object's compliance as its related object says it.
+func (t *TemplateResult) compliant(f *Finding) bool {
+	return f.Compliant() && !t.statusUnchecked(f)
+}
+
+// reasonOf is the object's reason as its related object says it.
+func (t *TemplateResult) reasonOf(f *Finding) string {
+	if t.statusUnchecked(f) {
+		return ReasonCreated + ", status unchecked"
+	}
+	return f.Reason()
 }

@@ -267,3 +267,35 @@ spec:
 	require.True(t, errors.As(r.Templates[0].Error, &te), "waits for the policy to change")
 	require.Equal(t, "namespaces [c] found as specified", st.CompliancyDetails[1].Conditions[0].Message)
 }
+
+// A created object whose template names a status is NonCompliant until the
+// next evaluation checks the status, in upstream's words.
+func TestCreatedWithStatusIsUnchecked(t *testing.T) {
+	p := policy(t, `
+metadata: {name: p}
+spec:
+  remediationAction: enforce
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: prod}, status: {phase: Active}}
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: dev}}
+`)
+	r := Policy(p, objects(t))
+	for _, a := range r.Actions() {
+		a.Applied = a.Action
+	}
+	st := r.Status(nil, time.Now())
+	require.Equal(t, policyv1.NonCompliant, st.ComplianceState)
+	require.Equal(t, "namespaces [prod] was created successfully, the status of the object will be verified in the next evaluation",
+		st.CompliancyDetails[0].Conditions[0].Message)
+	require.Equal(t, "K8s creation success, status unchecked", st.CompliancyDetails[0].Conditions[0].Reason)
+	require.Equal(t, "namespaces [dev] was created successfully", st.CompliancyDetails[1].Conditions[0].Message)
+	require.Equal(t, policyv1.Compliant, st.CompliancyDetails[1].ComplianceState)
+	for _, ro := range st.RelatedObjects {
+		if ro.Object.Metadata.Name == "prod" {
+			require.Equal(t, "NonCompliant", ro.Compliant)
+			require.Equal(t, "K8s creation success, status unchecked", ro.Reason)
+		}
+	}
+}

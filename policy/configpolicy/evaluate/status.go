@@ -167,12 +167,12 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 			Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
 		},
 		Compliant: string(policyv1.NonCompliant),
-		Reason:    f.Reason(),
+		Reason:    t.reasonOf(f),
 	}
 	if ro.Object.Metadata.Name == "" {
 		ro.Object.Metadata.Name = "-"
 	}
-	if f.Compliant() {
+	if t.compliant(f) {
 		ro.Compliant = string(policyv1.Compliant)
 	}
 	props := &policyv1.ObjectProperties{UID: f.UID}

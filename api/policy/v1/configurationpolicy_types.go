@@ -81,6 +81,12 @@ type Target struct {
 	Include []NonEmptyString `json:"include,omitempty"`
 	// Exclude lists namespace names or globs never selected; exclude wins.
 	Exclude []NonEmptyString `json:"exclude,omitempty"`
+	// TerminatingInclusion says whether namespaces being deleted are selected:
+	// IfMatch (when they match the rest), Never, or Default (IfMatch).
+	// +kubebuilder:default:=Default
+	// +kubebuilder:validation:Enum=IfMatch;Never;Default
+	// +optional
+	TerminatingInclusion string `json:"terminatingInclusion,omitempty"`
 }
 
 // EvaluationInterval is how long to wait before evaluating again in a given

@@ -26,6 +26,8 @@ func (m Mapping) GVR() schema.GroupVersionResource {
 type Namespace struct {
 	Name   string
 	Labels map[string]string
+	// Terminating: the namespace is being deleted.
+	Terminating bool
 }
 
 // Cluster is what an evaluation reads. Implementations must not return

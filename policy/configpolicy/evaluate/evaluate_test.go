@@ -19,7 +19,7 @@ func TestSelectNamespaces(t *testing.T) {
 	all := []Namespace{
 		{Name: "default"}, {Name: "kube-system", Labels: map[string]string{"system": "true"}},
 		{Name: "prod-a", Labels: map[string]string{"env": "prod"}}, {Name: "prod-b", Labels: map[string]string{"env": "prod"}},
-		{Name: "dev", Labels: map[string]string{"env": "dev"}},
+		{Name: "dev", Labels: map[string]string{"env": "dev"}}, {Name: "gone", Terminating: true},
 	}
 	for _, tc := range []struct {
 		name string
@@ -28,12 +28,15 @@ func TestSelectNamespaces(t *testing.T) {
 		err  string
 	}{
 		{name: "empty selects nothing", sel: policyv1.Target{}},
+		{name: "terminating kept by default", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone"}}, want: []string{"gone"}},
+		{name: "terminating kept IfMatch", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone"}, TerminatingInclusion: "IfMatch"}, want: []string{"gone"}},
+		{name: "terminating dropped with Never", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone", "dev"}, TerminatingInclusion: "Never"}, want: []string{"dev"}},
 		{name: "exclude alone selects nothing (upstream)", sel: policyv1.Target{Exclude: []policyv1.NonEmptyString{"kube-*"}}},
 		{name: "empty matchLabels selects every namespace", sel: policyv1.Target{MatchLabels: map[string]string{}, Exclude: []policyv1.NonEmptyString{"kube-*", "prod-*"}},
-			want: []string{"default", "dev"}},
+			want: []string{"default", "dev", "gone"}},
 		{name: "include glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-*"}}, want: []string{"prod-a", "prod-b"}},
 		{name: "exclude wins", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"*"}, Exclude: []policyv1.NonEmptyString{"kube-*", "prod-b"}},
-			want: []string{"default", "dev", "prod-a"}},
+			want: []string{"default", "dev", "gone", "prod-a"}},
 		{name: "labels alone select from all", sel: policyv1.Target{MatchLabels: map[string]string{"env": "prod"}}, want: []string{"prod-a", "prod-b"}},
 		{name: "labels and include intersect", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-a", "dev"}, MatchLabels: map[string]string{"env": "prod"}},
 			want: []string{"prod-a"}},

@@ -15,7 +15,9 @@ import (
 // as upstream does: those matching the label selector (every namespace when
 // sel has none) and an include glob (every namespace when include is empty),
 // minus those matching an exclude glob. A selector with neither include nor
-// a label selector selects nothing (an exclude alone included). Errors are
+// a label selector selects nothing (an exclude alone included). Namespaces
+// being deleted are selected unless terminatingInclusion is Never (upstream's
+// default, IfMatch). Errors are
 // worded as upstream's (ReasonedError, reason "namespaceSelector error").
 func SelectNamespaces(sel policyv1.Target, all []Namespace) ([]string, error) {
 	if selectorIsEmpty(sel) {
@@ -44,6 +46,9 @@ func SelectNamespaces(sel policyv1.Target, all []Namespace) ([]string, error) {
 	}
 	var out []string
 	for _, ns := range all {
+		if ns.Terminating && sel.TerminatingInclusion == "Never" {
+			continue
+		}
 		if len(sel.Include) > 0 && !matchAny(sel.Include, ns.Name) {
 			continue
 		}

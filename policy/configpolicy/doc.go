@@ -8,12 +8,13 @@
 // compliant, compliancyDetails (one violation or notification condition per
 // template), relatedObjects, lastEvaluated, lastEvaluatedGeneration and
 // history (newest first, at most 10), and a compliance Event per state change
-// (reason "policy: <ns>/<name>", message "<State>; <message>", on the owning
-// Policy when there is one, else on the ConfigurationPolicy).
+// (reason "policy: <ns>/<name>", message "<State>; <message>" or the
+// policy's customMessage, at most 4096 bytes, on the owning Policy when there
+// is one, else on the ConfigurationPolicy).
 //
 // Finalizer: policy.open-cluster-management.io/delete-related-objects, added
 // while pruneObjectBehavior is DeleteAll or DeleteIfCreated, so the objects
-// can be pruned before the policy goes.
+// of an enforce policy can be pruned before the policy goes.
 //
 // Evaluation is watch-driven: an informer per kind a template names (started
 // on first use), and a change to one object re-queues only the policies whose

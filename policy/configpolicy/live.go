@@ -88,7 +88,7 @@ func (l *Live) Namespaces() ([]evaluate.Namespace, error) {
 	}
 	out := make([]evaluate.Namespace, 0, len(list.Items))
 	for _, ns := range list.Items {
-		out = append(out, evaluate.Namespace{Name: ns.GetName(), Labels: ns.GetLabels()})
+		out = append(out, evaluate.Namespace{Name: ns.GetName(), Labels: ns.GetLabels(), Terminating: ns.GetDeletionTimestamp() != nil})
 	}
 	return out, nil
 }

@@ -27,6 +27,7 @@ spec:
   remediationAction: enforce
   object-templates:
   - complianceType: musthave
+    recordDiff: InStatus
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: live-dryrun}, data: {level: info}}
   - complianceType: musthave
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: missing, namespace: live-dryrun}, data: {a: "1"}}

@@ -37,7 +37,7 @@ func TestHugeErrorMessageIsCutAndStable(t *testing.T) {
 		require.NotEmpty(c, p.Status.CompliancyDetails)
 		msg := p.Status.CompliancyDetails[0].Conditions[0].Message
 		assert.LessOrEqual(c, len(msg), conditions.MaxMessage)
-		assert.Contains(c, msg, "could not be created")
+		assert.Contains(c, msg, "is missing, and cannot be created")
 		assert.Contains(c, msg, "[truncated: ")
 	}, 60*time.Second, 50*time.Millisecond)
 	first := p.Status.CompliancyDetails[0].Conditions[0].LastTransitionTime

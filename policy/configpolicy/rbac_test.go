@@ -113,11 +113,11 @@ spec:
 			assertEqual(c, want, msg)
 		}, timeout, tick)
 	}
-	eventually("create-cm", `configmaps [new] could not be created in namespace default: configmaps is forbidden: `+
-		`User "policy-engine" cannot create resource "configmaps" in API group "" in the namespace "default"`)
-	eventually("delete-cm", `configmaps [existing] could not be deleted in namespace default: configmaps "existing" is forbidden: `+
-		`User "policy-engine" cannot delete resource "configmaps" in API group "" in the namespace "default"`)
-	eventually("read-secret", `object-templates[0]: cannot read secrets default/s: secrets is forbidden: `+
+	eventually("create-cm", "configmaps [new] in namespace default is missing, and cannot be created, reason: `configmaps is forbidden: "+
+		`User "policy-engine" cannot create resource "configmaps" in API group "" in the namespace "default"`+"`")
+	eventually("delete-cm", "configmaps [existing] in namespace default exists, and cannot be deleted, reason: `"+`configmaps "existing" is forbidden: `+
+		`User "policy-engine" cannot delete resource "configmaps" in API group "" in the namespace "default"`+"`")
+	eventually("read-secret", `Error retrieving an object for object-template at index [0]: cannot read secrets default/s: secrets is forbidden: `+
 		`User "policy-engine" cannot list resource "secrets" in API group "" at the cluster scope`)
 
 	_, err = ak.CoreV1().ConfigMaps("default").Get(ctx, "new", metav1.GetOptions{})

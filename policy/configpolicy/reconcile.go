@@ -22,7 +22,6 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/conditions"
-	"flotilla.dev/flotilla/policy/configpolicy/compare"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
 )
 
@@ -261,9 +260,7 @@ func ConfirmMismatches(ctx context.Context, dyn dynamic.Interface, res *evaluate
 				f.Outcome, f.Action, f.Mismatches, f.Diff, f.Desired = evaluate.Matches, evaluate.None, nil, "", nil
 				continue
 			}
-			if t.RecordDiff != policyv1.RecordDiffNone {
-				f.Diff = compare.Diff(f.Name, f.Live.Object, got.Object)
-			}
+			f.Diff = t.DiffOf(f.Namespace, f.Name, f.Live.Object, got.Object)
 			if t.RecordDiff == policyv1.RecordDiffLog && f.Diff != "" {
 				log.Info("object differs from its template", "policy", res.Policy.Namespace+"/"+res.Policy.Name, "object", f.Name, "diff", f.Diff)
 			}
@@ -342,7 +339,7 @@ func (r *Runner) enforce(ctx context.Context, res *evaluate.Result) error {
 // and a compliance event when the compliance message changed.
 func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
 	res *evaluate.Result, status policyv1.ConfigurationPolicyStatus) error {
-	msg := res.EventMessage()
+	msg := res.ComplianceMessage(status, evaluate.UsingWatch(p, status.ComplianceState))
 	var event *corev1.Event
 	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -504,31 +501,27 @@ func (r *Runner) finalize(ctx context.Context, key string, u *unstructured.Unstr
 	return err
 }
 
-// prune deletes the related objects of the policy's named MustHave and
-// MustOnlyHave templates: all of them (DeleteAll) or those it created, same
-// UID (DeleteIfCreated).
+// prune deletes the policy's related objects, as upstream does on deletion:
+// only for an enforce policy; DeleteAll deletes every related object that
+// exists (those of templates without a name included), DeleteIfCreated only
+// those the policy created, with the same UID.
 func (r *Runner) prune(ctx context.Context, p *policyv1.ConfigurationPolicy) error {
-	type id struct{ apiVersion, kind, name string }
-	owned := map[id]bool{}
-	for i := range p.Spec.ObjectTemplates {
-		ot := &p.Spec.ObjectTemplates[i]
-		if ot.ComplianceType.Normalize() == policyv1.MustNotHave {
-			continue
-		}
-		t, err := evaluate.Template(ot)
-		if err != nil || t.GetName() == "" {
-			continue
-		}
-		owned[id{t.GetAPIVersion(), t.GetKind(), t.GetName()}] = true
+	if !p.Spec.RemediationAction.IsEnforce() {
+		return nil
 	}
 	var errs []error
 	for _, ro := range p.Status.RelatedObjects {
-		if !owned[id{ro.Object.APIVersion, ro.Object.Kind, ro.Object.Metadata.Name}] {
+		if ro.Object.Metadata.Name == "" || ro.Object.Metadata.Name == "-" {
 			continue
 		}
 		created := ro.Properties != nil && ro.Properties.CreatedByPolicy != nil && *ro.Properties.CreatedByPolicy
-		if p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated && !created {
-			continue
+		opts := metav1.DeleteOptions{}
+		if p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated {
+			if !created || ro.Properties.UID == "" {
+				continue
+			}
+			uid := types.UID(ro.Properties.UID)
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
 		}
 		gv, err := schema.ParseGroupVersion(ro.Object.APIVersion)
 		if err != nil {
@@ -536,15 +529,13 @@ func (r *Runner) prune(ctx context.Context, p *policyv1.ConfigurationPolicy) err
 		}
 		m, err := (&cluster{w: r.watches, mapper: r.mapper}).Mapping(gv.WithKind(ro.Object.Kind))
 		if err != nil {
-			errs = append(errs, err)
+			var uk *evaluate.UnknownKindError
+			if !errors.As(err, &uk) { // a kind no longer served has nothing left to delete
+				errs = append(errs, err)
+			}
 			continue
 		}
 		f := &evaluate.Finding{Mapping: m, Namespace: ro.Object.Metadata.Namespace, Name: ro.Object.Metadata.Name}
-		opts := metav1.DeleteOptions{}
-		if ro.Properties != nil && ro.Properties.UID != "" {
-			uid := types.UID(ro.Properties.UID)
-			opts.Preconditions = &metav1.Preconditions{UID: &uid}
-		}
 		err = r.resource(f).Delete(ctx, f.Name, opts)
 		switch {
 		case err == nil:

@@ -240,9 +240,11 @@ spec:
   remediationAction: inform
   object-templates:
   - complianceType: mustonlyhave
+    recordDiff: InStatus
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: exact, namespace: mustonlyhave}, data: {a: "1"}}
 `)
 	p := waitFor(t, ns, "exact", policyv1.NonCompliant, "configmaps [exact] found but not as specified in namespace mustonlyhave")
+	// recordDiff InStatus (a ConfigMap's diff is redacted by default)
 	require.Contains(t, p.Status.RelatedObjects[0].Properties.Diff, `-  b: "2"`)
 
 	patch := []byte(`{"spec":{"remediationAction":"enforce"}}`)
@@ -287,37 +289,46 @@ spec:
 	require.Contains(t, hist, "Compliant; notification - configmaps [legacy] was deleted successfully in namespace mustnothave")
 }
 
-// pruneObjectBehavior on deletion: DeleteIfCreated removes only what the
-// policy created; DeleteAll removes everything its templates name.
+// pruneObjectBehavior on deletion, as upstream: only an enforce policy
+// prunes; DeleteIfCreated removes only what the policy created; DeleteAll
+// every related object (a match of a template without a name included).
 func TestPruneOnPolicyDeletion(t *testing.T) {
 	for _, tc := range []struct {
-		behavior       string
-		createdRemains bool
-		foundRemains   bool
+		behavior, remediation string
+		createdRemains        bool
+		foundRemains          bool
+		matchRemains          bool
 	}{
-		{"DeleteIfCreated", false, true},
-		{"DeleteAll", false, false},
-		{"None", true, true},
+		{"DeleteIfCreated", "enforce", false, true, true},
+		{"DeleteAll", "enforce", false, false, false},
+		{"None", "enforce", true, true, true},
+		{"DeleteAll", "inform", false, true, true}, // inform never created "created"
 	} {
-		t.Run(tc.behavior, func(t *testing.T) {
-			ns := namespace(t, "prune-"+strings.ToLower(tc.behavior), nil)
+		t.Run(tc.behavior+"-"+tc.remediation, func(t *testing.T) {
+			ns := namespace(t, "prune-"+strings.ToLower(tc.behavior+"-"+tc.remediation), nil)
 			apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: found}, data: {a: "1"}}`)
+			apply(t, ns, `{apiVersion: v1, kind: ConfigMap, metadata: {name: match}, data: {unnamed: "yes"}}`)
 			apply(t, ns, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy
 metadata: {name: pruned}
 spec:
-  remediationAction: enforce
+  remediationAction: %s
   pruneObjectBehavior: %s
   object-templates:
   - complianceType: musthave
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: created, namespace: %s}, data: {a: "1"}}
   - complianceType: musthave
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: found, namespace: %s}, data: {a: "1"}}
-`, tc.behavior, ns, ns))
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {namespace: %s}, data: {unnamed: "yes"}}
+`, tc.remediation, tc.behavior, ns, ns, ns))
 			require.Eventually(t, func() bool {
 				p := getPolicy(t, ns, "pruned")
-				return p.Status.ComplianceState == policyv1.Compliant && len(p.Status.RelatedObjects) == 2 &&
+				if tc.remediation == "inform" {
+					return p.Status.ComplianceState == policyv1.NonCompliant && len(p.Status.RelatedObjects) == 3
+				}
+				return p.Status.ComplianceState == policyv1.Compliant && len(p.Status.RelatedObjects) == 3 &&
 					p.Status.RelatedObjects[0].Properties != nil && p.Status.RelatedObjects[0].Properties.CreatedByPolicy != nil
 			}, 60*time.Second, 50*time.Millisecond)
 			if tc.behavior != "None" {
@@ -332,6 +343,8 @@ spec:
 			require.Equal(t, tc.createdRemains, err == nil, "created: %v", err)
 			_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "found", metav1.GetOptions{})
 			require.Equal(t, tc.foundRemains, err == nil, "found: %v", err)
+			_, err = kube.CoreV1().ConfigMaps(ns).Get(ctx, "match", metav1.GetOptions{})
+			require.Equal(t, tc.matchRemains, err == nil, "match: %v", err)
 		})
 	}
 }
@@ -388,7 +401,7 @@ spec:
     objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: unknown-kind}}
 `)
 	waitFor(t, ns, "widgets", policyv1.NonCompliant,
-		"object-templates[0]: the kind Widget (apiVersion example.com/v1) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?")
+		"couldn't find mapping resource with kind Widget in API version example.com/v1, please check if you have CRD deployed")
 	waitFor(t, ns, "fine", policyv1.Compliant, "namespaces [unknown-kind] found as specified")
 
 	// Installing the CRD re-evaluates the policy: the kind is now known.
@@ -459,21 +472,30 @@ spec:
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: %s}, data: {a: "1"}}
 `, tc.interval, ns))
 			found := "configmaps [c] found as specified in namespace " + ns
-			waitFor(t, ns, "once", policyv1.Compliant, found)
-			// A sibling policy watching the same object proves the change was seen.
-			apply(t, ns, fmt.Sprintf(`
+			onceFound := found
+			if tc.interval == "never" { // upstream's note
+				onceFound += `. This policy will not be evaluated again due to spec.evaluationInterval.compliant being set to "never".`
+			}
+			waitFor(t, ns, "once", policyv1.Compliant, onceFound)
+			// Sibling policies watching the same object (no interval, and
+			// "watch") prove the change was seen.
+			for name, interval := range map[string]string{"always": "{}", "watching": "{compliant: watch, noncompliant: watch}"} {
+				apply(t, ns, fmt.Sprintf(`
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy
-metadata: {name: always}
+metadata: {name: %s}
 spec:
+  evaluationInterval: %s
   object-templates:
   - complianceType: musthave
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: %s}, data: {a: "1"}}
-`, ns))
-			waitFor(t, ns, "always", policyv1.Compliant, found)
+`, name, interval, ns))
+				waitFor(t, ns, name, policyv1.Compliant, found)
+			}
 			require.NoError(t, kube.CoreV1().ConfigMaps(ns).Delete(ctx, "c", metav1.DeleteOptions{}))
 			missing := "configmaps [c] not found in namespace " + ns
 			waitFor(t, ns, "always", policyv1.NonCompliant, missing)
+			waitFor(t, ns, "watching", policyv1.NonCompliant, missing)
 			require.Equal(t, policyv1.Compliant, getPolicy(t, ns, "once").Status.ComplianceState)
 
 			// Changing the policy evaluates it again.
@@ -500,8 +522,8 @@ spec:
     objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: does-not-exist}, data: {a: "1"}}
 `)
 	p := waitFor(t, ns, "nowhere", policyv1.NonCompliant,
-		`configmaps [c] could not be created in namespace does-not-exist: namespaces "does-not-exist" not found`)
-	require.Equal(t, "K8s create failed", p.Status.RelatedObjects[0].Reason)
+		"configmaps [c] in namespace does-not-exist is missing, and cannot be created, reason: `namespaces \"does-not-exist\" not found`")
+	require.Equal(t, "K8s creation error", p.Status.RelatedObjects[0].Reason)
 }
 
 // Apply creates, then updates, policies (what `flotilla policy apply` does);

@@ -253,7 +253,7 @@ func (c *cluster) Namespaces() ([]evaluate.Namespace, error) {
 	var out []evaluate.Namespace
 	for _, it := range inf.GetStore().List() {
 		u := it.(*unstructured.Unstructured)
-		out = append(out, evaluate.Namespace{Name: u.GetName(), Labels: u.GetLabels()})
+		out = append(out, evaluate.Namespace{Name: u.GetName(), Labels: u.GetLabels(), Terminating: u.GetDeletionTimestamp() != nil})
 	}
 	return out, nil
 }

@@ -81,19 +81,25 @@ type Target struct {
 	Include []NonEmptyString `json:"include,omitempty"`
 	// Exclude lists namespace names or globs never selected; exclude wins.
 	Exclude []NonEmptyString `json:"exclude,omitempty"`
+	// TerminatingInclusion says whether namespaces being deleted are selected:
+	// IfMatch (when they match the rest), Never, or Default (IfMatch).
+	// +kubebuilder:default:=Default
+	// +kubebuilder:validation:Enum=IfMatch;Never;Default
+	// +optional
+	TerminatingInclusion string `json:"terminatingInclusion,omitempty"`
 }
 
 // EvaluationInterval is how long to wait before evaluating again in a given
-// state. Empty means: whenever a watched object or the policy changes.
+// state. Empty or "watch" means: whenever a watched object or the policy changes.
 // "never" means: only when the policy itself changes.
 type EvaluationInterval struct {
 	// Compliant is the interval after a Compliant evaluation, e.g. "10m" or "never":
 	// a Go duration of at most 3 parts of up to 5 digits each (so it always parses).
-	// +kubebuilder:validation:Pattern=`^(?:never|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
+	// +kubebuilder:validation:Pattern=`^(?:never|watch|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
 	Compliant string `json:"compliant,omitempty"`
 	// NonCompliant is the interval after a NonCompliant evaluation, e.g. "45s" or "never",
 	// in the same form as Compliant.
-	// +kubebuilder:validation:Pattern=`^(?:never|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
+	// +kubebuilder:validation:Pattern=`^(?:never|watch|(?:[0-9]{1,5}(?:\.[0-9]{1,9})?(?:h|m|s|ms|us|ns)){1,3})$`
 	NonCompliant string `json:"noncompliant,omitempty"`
 }
 
@@ -149,6 +155,22 @@ type ConfigurationPolicySpec struct {
 	// EvaluationInterval throttles re-evaluation per compliance state.
 	// +optional
 	EvaluationInterval EvaluationInterval `json:"evaluationInterval,omitempty"`
+	// CustomMessage replaces the compliance message (events and history) with
+	// a Go template, per state.
+	// +optional
+	CustomMessage CustomMessage `json:"customMessage,omitempty"`
+}
+
+// CustomMessage holds Go templates for the compliance message. Each gets
+// .DefaultMessage (the message it replaces) and .Policy (the policy as a map
+// with its JSON field names, status included).
+type CustomMessage struct {
+	// Compliant is the template used when the policy is Compliant.
+	// +optional
+	Compliant string `json:"compliant,omitempty"`
+	// NonCompliant is the template used otherwise (NonCompliant or unknown).
+	// +optional
+	NonCompliant string `json:"noncompliant,omitempty"`
 }
 
 // Condition is the verdict of one object template: type "violation" or

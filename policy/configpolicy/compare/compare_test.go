@@ -350,12 +350,16 @@ func TestScalarEqual(t *testing.T) {
 func TestDiff(t *testing.T) {
 	live := obj(t, "kind: ConfigMap\nmetadata: {name: c, resourceVersion: '5', uid: u}\ndata: {a: '1', b: '2'}")
 	r := Object(obj(t, "data: {a: '9'}"), live, Options{})
+	// 5 lines of context, as upstream's diffs
 	require.Equal(t, `--- c : existing
 +++ c : updated
-@@ -1,3 +1,3 @@
+@@ -1,6 +1,6 @@
  data:
 -  a: "1"
 +  a: "9"
-   b: "2"`, Diff("c", live, r.Merged))
+   b: "2"
+ kind: ConfigMap
+ metadata:
+   name: c`, Diff("c", live, r.Merged))
 	require.Empty(t, Diff("c", live, live))
 }

@@ -20,7 +20,7 @@ func Diff(name string, live, merged map[string]any) string {
 	}
 	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: lines(a), B: lines(b),
-		FromFile: name + " : existing", ToFile: name + " : updated", Context: 1,
+		FromFile: name + " : existing", ToFile: name + " : updated", Context: 5, // as upstream
 	})
 	if err != nil {
 		return ""

@@ -154,14 +154,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	for _, p := range policies {
+		// As upstream's dry run: evaluated once, not on changes, so
+		// customMessage sees related objects' identifiers only and no
+		// "never" note is added.
+		p.Spec.EvaluationInterval = policyv1.EvaluationInterval{Compliant: "10s", NonCompliant: "10s"}
 		res := evaluate.Policy(p, cluster)
 		if live != nil {
 			configpolicy.ConfirmMismatches(ctx, live.Dynamic(), res, "flotilla-policy-dryrun", logr.Discard())
 		}
 		pr := PolicyReport{
 			Name: p.Name, Namespace: p.Namespace, RemediationAction: p.Spec.RemediationAction,
-			Status: res.Status(nil, opts.Now()), Message: res.EventMessage(), result: res,
+			Status: res.Status(nil, opts.Now()), result: res,
 		}
+		pr.Message = res.ComplianceMessage(pr.Status, false)
 		for _, f := range res.Actions() {
 			a := Action{
 				Verb: f.Action, APIVersion: f.Mapping.GVK.GroupVersion().String(), Kind: f.Mapping.GVK.Kind,

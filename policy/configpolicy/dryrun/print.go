@@ -55,6 +55,7 @@ func PrintText(w io.Writer, rep *Report) error {
 			name = pr.Namespace + "/" + pr.Name
 		}
 		p.line(0, "ConfigurationPolicy %s (%s): %s", name, strings.ToLower(string(pr.RemediationAction)), pr.Status.ComplianceState)
+		p.line(1, "message: %s", pr.Message)
 		for j, t := range pr.result.Templates {
 			head := fmt.Sprintf("object-templates[%d]", t.Index)
 			if t.Kind != "" {

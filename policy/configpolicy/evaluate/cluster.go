@@ -26,6 +26,8 @@ func (m Mapping) GVR() schema.GroupVersionResource {
 type Namespace struct {
 	Name   string
 	Labels map[string]string
+	// Terminating: the namespace is being deleted.
+	Terminating bool
 }
 
 // Cluster is what an evaluation reads. Implementations must not return
@@ -47,6 +49,7 @@ type UnknownKindError struct {
 }
 
 func (e *UnknownKindError) Error() string {
-	return fmt.Sprintf("the kind %s (apiVersion %s) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?",
+	// upstream's wording
+	return fmt.Sprintf("couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed",
 		e.GVK.Kind, e.GVK.GroupVersion().String())
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -92,6 +93,18 @@ type TemplateResult struct {
 	RecordDiff policyv1.RecordDiff
 
 	selector labels.Selector // objectSelector of an unnamed template
+	// clusterNS is the namespace a template of a cluster-scoped kind carries:
+	// ignored for the object, but upstream's message says it.
+	clusterNS string
+	// sensitive: the template reads Secrets (its diff is redacted by default).
+	sensitive bool
+	// hasStatus: the template names a status (unchecked right after a create).
+	hasStatus bool
+	// selected counts the objects an objectSelector selected.
+	selected int
+	// note replaces the findings' events (a compliant template with nothing
+	// to check, in upstream's words).
+	note *event
 }
 
 // Result is the evaluation of a whole policy.
@@ -144,7 +157,9 @@ func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 			if err != nil {
 				nsErr = fmt.Errorf("cannot list namespaces: %w", err)
 			} else {
-				nsCache, nsErr = SelectNamespaces(p.Spec.NamespaceSelector, all)
+				if nsCache, nsErr = SelectNamespaces(p.Spec.NamespaceSelector, all); nsErr != nil {
+					nsErr = &TemplateError{nsErr}
+				}
 			}
 		}
 		return nsCache, nsErr
@@ -162,7 +177,8 @@ func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 			t.Error = e.err
 			continue
 		}
-		t.evaluate(e.ot, p.Spec.NamespaceSelector, c, selected)
+		t.sensitive = e.sensitive
+		t.evaluate(e.ot, p.Name, p.Spec.NamespaceSelector, c, selected)
 		if !t.Mapping.GVK.Empty() {
 			r.Kinds = append(r.Kinds, t.Mapping.GVK)
 		}
@@ -203,7 +219,7 @@ func Template(ot *policyv1.ObjectTemplate) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Target, c Cluster, selected func() ([]string, error)) {
+func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, policyName string, sel policyv1.Target, c Cluster, selected func() ([]string, error)) {
 	t.ComplianceType = ot.ComplianceType.Normalize()
 	switch t.ComplianceType {
 	case policyv1.MustHave, policyv1.MustOnlyHave, policyv1.MustNotHave:
@@ -213,16 +229,21 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 	}
 	tmpl, err := Template(ot)
 	if err != nil {
+		if tmpl == nil || tmpl.GetKind() == "" || tmpl.GroupVersionKind().Version == "" {
+			// upstream's wording when kind or apiVersion is missing
+			if m, ok := definitionMap(ot); ok && (str(m["kind"]) == "" || str(m["apiVersion"]) == "") {
+				err = &ReasonedError{ReasonDecodeError, fmt.Sprintf(
+					"The kind and apiVersion fields are required on the object template at index %d in policy %s", t.Index, policyName)}
+			}
+		}
 		t.Error = &TemplateError{err}
 		return
 	}
 	t.Kind, t.Name, t.Unnamed = tmpl.GetKind(), tmpl.GetName(), tmpl.GetName() == ""
+	_, t.hasStatus = tmpl.Object["status"]
 	t.RecordDiff = ot.RecordDiff
 	if t.RecordDiff == "" {
-		t.RecordDiff = policyv1.RecordDiffInStatus
-		if tmpl.GetKind() == "Secret" {
-			t.RecordDiff = policyv1.RecordDiffNone
-		}
+		t.RecordDiff = defaultRecordDiff(tmpl.GroupVersionKind(), t.sensitive)
 	}
 	gvk := tmpl.GroupVersionKind()
 	t.Mapping.GVK = gvk
@@ -235,7 +256,8 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 	if ot.ObjectSelector != nil && t.Unnamed {
 		sel, err := metav1.LabelSelectorAsSelector(ot.ObjectSelector)
 		if err != nil {
-			t.Error = &TemplateError{fmt.Errorf("objectSelector: %w", err)}
+			t.Error = &TemplateError{&ReasonedError{"objectSelector error", fmt.Sprintf(
+				"Error parsing provided objectSelector in the object-template at index [%d]: %v", t.Index, err)}}
 			return
 		}
 		t.selector = sel
@@ -252,28 +274,50 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, sel policyv1.Targ
 	}
 
 	namespaces := []string{""}
-	if m.Namespaced {
-		switch {
-		case tmpl.GetNamespace() != "":
-			namespaces = []string{tmpl.GetNamespace()}
-		default:
-			ns, err := selected()
-			if err != nil {
-				t.Error = err
-				return
-			}
-			if len(ns) == 0 && isEmptyTarget(sel) {
-				t.Error = &TemplateError{fmt.Errorf("%s is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector", t.describe())}
-				return
-			}
-			namespaces = ns
+	switch {
+	case !m.Namespaced:
+		t.clusterNS = tmpl.GetNamespace()
+		if t.clusterNS != "" && !selectorIsEmpty(sel) {
+			t.Error = &TemplateError{&ReasonedError{ReasonTemplateError,
+				"The object definition's namespace must match the result from the namespace selector after template resolution"}}
+			return
 		}
+	case tmpl.GetNamespace() != "":
+		namespaces = []string{tmpl.GetNamespace()}
+	default:
+		ns, err := selected()
+		if err != nil {
+			t.Error = err
+			return
+		}
+		if len(ns) == 0 {
+			space := ""
+			if t.Name != "" {
+				space = " "
+			}
+			t.Error = &TemplateError{&ReasonedError{ReasonMissingNamespace, fmt.Sprintf(
+				"namespaced object%s%s of kind %s has no namespace specified from the policy namespaceSelector nor the object metadata",
+				space, t.Name, t.Kind)}}
+			return
+		}
+		namespaces = ns
 	}
 	for _, ns := range namespaces {
 		if err := t.evaluateIn(tmpl, ns, c, opts); err != nil {
 			t.Error = err
 			return
 		}
+	}
+	if t.selector != nil && len(t.Findings) == 0 {
+		msg := fmt.Sprintf("No objects of kind %s were matched from the policy objectSelector", t.Kind)
+		if t.selected > 0 { // MustNotHave: selected, but none is like the template
+			where := "namespace"
+			if len(namespaces) > 1 {
+				where = "namespaces:"
+			}
+			msg = fmt.Sprintf("%s missing as expected in %s %s", m.Resource, where, strings.Join(namespaces, ", "))
+		}
+		t.note = &event{compliant: true, message: msg}
 	}
 	sort.SliceStable(t.Findings, func(i, j int) bool {
 		a, b := t.Findings[i], t.Findings[j]
@@ -291,15 +335,35 @@ func (t *TemplateResult) describe() string {
 	return fmt.Sprintf("%s [%s]", t.Mapping.Resource, t.Name)
 }
 
-func isEmptyTarget(s policyv1.Target) bool {
-	return len(s.Include) == 0 && len(s.Exclude) == 0 && len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0
+// selectorIsEmpty is upstream's test of an empty namespaceSelector: no
+// include and no label selector (an exclude alone selects nothing).
+func selectorIsEmpty(s policyv1.Target) bool {
+	return len(s.Include) == 0 && s.MatchLabels == nil && s.MatchExpressions == nil
+}
+
+// definitionMap decodes an objectDefinition as a map.
+func definitionMap(ot *policyv1.ObjectTemplate) (map[string]any, bool) {
+	if ot.ObjectDefinition.Object != nil {
+		raw, err := json.Marshal(ot.ObjectDefinition.Object)
+		if err != nil {
+			return nil, false
+		}
+		ot = &policyv1.ObjectTemplate{ObjectDefinition: runtime.RawExtension{Raw: raw}}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(ot.ObjectDefinition.Raw, &m); err != nil || m == nil {
+		return nil, false
+	}
+	return m, true
 }
 
 func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, c Cluster, opts compare.Options) error {
 	if !t.Unnamed {
 		live, err := c.Get(t.Mapping, ns, t.Name)
 		if err != nil {
-			return fmt.Errorf("cannot read %s %s: %w", t.Mapping.Resource, name(ns, t.Name), err)
+			// upstream's wording; retried (not a TemplateError)
+			return &ReasonedError{"api error", fmt.Sprintf("Error retrieving an object for object-template at index [%d]: cannot read %s %s: %v",
+				t.Index, t.Mapping.Resource, name(ns, t.Name), err)}
 		}
 		t.Findings = append(t.Findings, t.judge(tmpl, live, ns, t.Name, opts))
 		return nil
@@ -312,20 +376,29 @@ func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, 
 		}
 		return fmt.Errorf("cannot list %s%s: %w", t.Mapping.Resource, where, err)
 	}
-	var matching, others []*Finding
+	var matching []*Finding
+	others := 0
 	for _, o := range objs {
 		if t.selector != nil && !t.selector.Matches(labels.Set(o.GetLabels())) {
 			continue
 		}
+		t.selected++
 		f := t.judge(tmpl, o, ns, o.GetName(), opts)
 		f.Action = None // unnamed templates are inform only
 		f.Desired = nil
-		switch f.Outcome {
-		case Matches, Found:
+		switch {
+		case f.Outcome == Matches || f.Outcome == Found:
+			matching = append(matching, f)
+		case t.selector != nil && t.ComplianceType != policyv1.MustNotHave:
+			// with an objectSelector, upstream names each selected object
 			matching = append(matching, f)
 		default:
-			others = append(others, f)
+			others++
 		}
+	}
+	if t.selector != nil {
+		t.Findings = append(t.Findings, matching...)
+		return nil
 	}
 	if t.ComplianceType == policyv1.MustNotHave {
 		if len(matching) == 0 {
@@ -337,8 +410,9 @@ func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, 
 	switch {
 	case len(matching) > 0:
 		t.Findings = append(t.Findings, matching...)
-	case len(others) > 0:
-		t.Findings = append(t.Findings, others...)
+	case others > 0:
+		// upstream names none of the objects that do not match
+		t.Findings = append(t.Findings, &Finding{Mapping: t.Mapping, Namespace: ns, Outcome: Mismatch})
 	default:
 		t.Findings = append(t.Findings, &Finding{Mapping: t.Mapping, Namespace: ns, Outcome: Missing})
 	}
@@ -385,9 +459,7 @@ func (t *TemplateResult) judge(tmpl, live *unstructured.Unstructured, ns, name s
 	if !res.StatusOnly {
 		f.Action = Update
 	}
-	if t.RecordDiff != policyv1.RecordDiffNone {
-		f.Diff = compare.Diff(name, live.Object, res.Merged)
-	}
+	f.Diff = t.DiffOf(ns, name, live.Object, res.Merged)
 	return f
 }
 
@@ -403,11 +475,8 @@ func (r *Result) Compliance() policyv1.ComplianceState {
 
 // Compliance of one template, taking applied actions into account.
 func (t *TemplateResult) Compliance() policyv1.ComplianceState {
-	if t.Error != nil {
-		return policyv1.NonCompliant
-	}
-	for _, f := range t.Findings {
-		if !f.Compliant() {
+	for _, e := range t.events() {
+		if !e.compliant {
 			return policyv1.NonCompliant
 		}
 	}

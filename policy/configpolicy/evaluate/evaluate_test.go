@@ -3,6 +3,7 @@ package evaluate
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestSelectNamespaces(t *testing.T) {
 	all := []Namespace{
 		{Name: "default"}, {Name: "kube-system", Labels: map[string]string{"system": "true"}},
 		{Name: "prod-a", Labels: map[string]string{"env": "prod"}}, {Name: "prod-b", Labels: map[string]string{"env": "prod"}},
-		{Name: "dev", Labels: map[string]string{"env": "dev"}},
+		{Name: "dev", Labels: map[string]string{"env": "dev"}}, {Name: "gone", Terminating: true},
 	}
 	for _, tc := range []struct {
 		name string
@@ -27,16 +28,22 @@ func TestSelectNamespaces(t *testing.T) {
 		err  string
 	}{
 		{name: "empty selects nothing", sel: policyv1.Target{}},
+		{name: "terminating kept by default", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone"}}, want: []string{"gone"}},
+		{name: "terminating kept IfMatch", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone"}, TerminatingInclusion: "IfMatch"}, want: []string{"gone"}},
+		{name: "terminating dropped with Never", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"gone", "dev"}, TerminatingInclusion: "Never"}, want: []string{"dev"}},
+		{name: "exclude alone selects nothing (upstream)", sel: policyv1.Target{Exclude: []policyv1.NonEmptyString{"kube-*"}}},
+		{name: "empty matchLabels selects every namespace", sel: policyv1.Target{MatchLabels: map[string]string{}, Exclude: []policyv1.NonEmptyString{"kube-*", "prod-*"}},
+			want: []string{"default", "dev", "gone"}},
 		{name: "include glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-*"}}, want: []string{"prod-a", "prod-b"}},
 		{name: "exclude wins", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"*"}, Exclude: []policyv1.NonEmptyString{"kube-*", "prod-b"}},
-			want: []string{"default", "dev", "prod-a"}},
+			want: []string{"default", "dev", "gone", "prod-a"}},
 		{name: "labels alone select from all", sel: policyv1.Target{MatchLabels: map[string]string{"env": "prod"}}, want: []string{"prod-a", "prod-b"}},
 		{name: "labels and include intersect", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"prod-a", "dev"}, MatchLabels: map[string]string{"env": "prod"}},
 			want: []string{"prod-a"}},
 		{name: "match expressions", sel: policyv1.Target{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: metav1.LabelSelectorOpIn, Values: []string{"dev", "prod"}}},
 			Exclude: []policyv1.NonEmptyString{"prod-a"}}, want: []string{"dev", "prod-b"}},
 		{name: "exact name not present", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"missing"}}},
-		{name: "bad glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"a["}}, err: `namespaceSelector.include[0] "a[" is not a valid glob`},
+		{name: "bad glob", sel: policyv1.Target{Include: []policyv1.NonEmptyString{"a["}}, err: `Error filtering namespaces with provided namespaceSelector: error parsing 'include' pattern 'a[': syntax error in pattern`},
 		{name: "bad operator", sel: policyv1.Target{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}}, err: "namespaceSelector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +94,7 @@ func TestStatusAfterEnforce(t *testing.T) {
 	p := policy(t, nsPolicy)
 	r := Policy(p, objects(t))
 	require.Equal(t, policyv1.NonCompliant, r.Compliance())
-	require.Equal(t, "NonCompliant; violation - namespaces [prod] not found", r.EventMessage())
+	require.Equal(t, "NonCompliant; violation - namespaces [prod] not found", r.DefaultMessage())
 	acts := r.Actions()
 	require.Len(t, acts, 1)
 	require.Equal(t, Create, acts[0].Action)
@@ -122,9 +129,9 @@ func TestApplyErrorIsNonCompliant(t *testing.T) {
 	a := r.Actions()[0]
 	a.ApplyError = errors.New(`namespaces is forbidden: User "x" cannot create resource "namespaces"`)
 	require.Equal(t, policyv1.NonCompliant, r.Compliance())
-	require.Equal(t, `namespaces [prod] could not be created: namespaces is forbidden: User "x" cannot create resource "namespaces"`,
+	require.Equal(t, "namespaces [prod] is missing, and cannot be created, reason: `namespaces is forbidden: User \"x\" cannot create resource \"namespaces\"`",
 		r.Templates[0].Message())
-	require.Equal(t, "K8s create failed", r.Status(nil, time.Now()).RelatedObjects[0].Reason)
+	require.Equal(t, "K8s creation error", r.Status(nil, time.Now()).RelatedObjects[0].Reason)
 	require.True(t, r.Retryable())
 }
 
@@ -151,10 +158,10 @@ spec:
 		msgs = append(msgs, tr.Message())
 	}
 	require.Equal(t, []string{
-		"object-templates[0]: the kind Widget (apiVersion example.com/v1) is not served by this cluster: is its CRD installed, and are apiVersion and kind spelled right?",
-		"object-templates[1]: objectDefinition has no apiVersion",
+		"couldn't find mapping resource with kind Widget in API version example.com/v1, please check if you have CRD deployed",
+		"The kind and apiVersion fields are required on the object template at index 1 in policy p",
 		`object-templates[2]: complianceType "sometimes" is not one of MustHave, MustOnlyHave, MustNotHave`,
-		"object-templates[3]: configmaps [c] is namespaced but the template has no metadata.namespace and the policy has no spec.namespaceSelector",
+		"namespaced object c of kind ConfigMap has no namespace specified from the policy namespaceSelector nor the object metadata",
 		"configmaps [c] found as specified in namespace default",
 	}, msgs)
 	require.Equal(t, policyv1.Compliant, r.Templates[4].Compliance())
@@ -179,9 +186,21 @@ func TestObjectsRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "needs apiVersion, kind and metadata.name")
 }
 
-func TestTruncate(t *testing.T) {
-	require.Equal(t, "short", truncate("short", 10))
-	require.Equal(t, "line1\n# diff truncated: 12 more bytes", truncate("line1\nline2\nline3", 8))
+// Upstream keeps a diff's 3 header lines and 50 more, counting the empty
+// line after the last newline in the total.
+func TestTruncateDiff(t *testing.T) {
+	lines := []string{"--- a : existing", "+++ a : updated", "@@ -1,1 +1,60 @@"}
+	for i := 0; i < 60; i++ {
+		lines = append(lines, fmt.Sprintf("+  k%d: v", i))
+	}
+	d := strings.Join(lines, "\n")
+	got := TruncateDiff(d)
+	require.Equal(t, "# Truncated: showing 50/64 diff lines:\n"+strings.Join(lines[:53], "\n"), got)
+	short := strings.Join(lines[:52], "\n")
+	require.Equal(t, short, TruncateDiff(short), "52 lines are kept whole")
+	// 53 lines count as 54: upstream says it truncates and keeps them all.
+	require.Equal(t, "# Truncated: showing 50/54 diff lines:\n"+strings.Join(lines[:53], "\n"), TruncateDiff(strings.Join(lines[:53], "\n")))
+	require.Empty(t, TruncateDiff(""))
 }
 
 func TestObjectSelector(t *testing.T) {
@@ -208,18 +227,20 @@ spec:
 	require.Equal(t, "configmaps [b] found but not as specified in namespace ns", r.Templates[0].Message())
 	// A named template ignores the selector.
 	require.Equal(t, "configmaps [a] found as specified in namespace ns", r.Templates[1].Message())
-	require.ErrorContains(t, r.Templates[2].Error, "objectSelector: ")
+	require.Equal(t, "Error parsing provided objectSelector in the object-template at index [2]: \"Sideways\" is not a valid label selector operator", r.Templates[2].Message())
 	var te *TemplateError
 	require.ErrorAs(t, r.Templates[2].Error, &te)
 }
 
-// A template matching thousands of objects keeps its message and status small.
+// A template matching thousands of objects lists every name (upstream cuts
+// nothing in a condition message) and keeps its status small.
 func TestLargeResultsAreCapped(t *testing.T) {
-	var objs []string
+	var objs, bad []string
 	for i := 0; i < MaxRelated+50; i++ {
 		data := "ok"
 		if i%2 == 0 {
 			data = "bad"
+			bad = append(bad, fmt.Sprintf("cm-%04d", i))
 		}
 		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns}, data: {v: %s}}", i, data))
 	}
@@ -233,8 +254,7 @@ spec:
 `)
 	r := Policy(p, objects(t, objs...))
 	msg := r.Templates[0].Message()
-	require.Equal(t, fmt.Sprintf("configmaps [cm-0000, cm-0002, cm-0004, cm-0006, cm-0008, cm-0010, cm-0012, cm-0014, cm-0016, cm-0018, "+
-		"cm-0020, cm-0022, cm-0024, cm-0026, cm-0028, cm-0030, cm-0032, cm-0034, cm-0036, cm-0038, +%d more] found in namespace ns", (MaxRelated+50)/2-MaxListed), msg)
+	require.Equal(t, "configmaps ["+strings.Join(bad, ", ")+"] found in namespace ns", msg)
 	st := r.Status(nil, time.Now())
 	require.Len(t, st.RelatedObjects, (MaxRelated+50)/2, "only the matching objects are related")
 
@@ -245,8 +265,17 @@ spec:
   namespaceSelector: {include: [ns]}
   object-templates:
   - complianceType: musthave
-    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: nowhere}}
+    objectSelector: {}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: ok}}
 `)
 	st = Policy(p, objects(t, objs...)).Status(nil, time.Now())
 	require.Len(t, st.RelatedObjects, MaxRelated)
+	nc := 0
+	for i, ro := range st.RelatedObjects {
+		if ro.Compliant == string(policyv1.NonCompliant) {
+			require.Equal(t, i, nc, "NonCompliant related objects come first")
+			nc++
+		}
+	}
+	require.Equal(t, (MaxRelated+50)/2, nc)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,6 +33,15 @@ type expanded struct {
 	index int
 	ot    *policyv1.ObjectTemplate
 	err   error
+	// sensitive: the template reads a Secret (fromSecret, copySecretData),
+	// so its diff is redacted unless recordDiff says otherwise.
+	sensitive bool
+}
+
+// readsSecrets reports whether template text calls a function that reads a
+// Secret.
+func readsSecrets(text string) bool {
+	return strings.Contains(text, "fromSecret") || strings.Contains(text, "copySecretData")
 }
 
 // expand resolves the policy's templates: object-templates-raw into a list
@@ -48,7 +58,9 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		return &TemplateError{fmt.Errorf("%s", msg)}
 	}
 	list := p.Spec.ObjectTemplates
+	rawSensitive := false
 	if raw := p.Spec.ObjectTemplatesRaw; raw != "" {
+		rawSensitive = !disabled && readsSecrets(raw)
 		if len(list) > 0 {
 			return nil, &TemplateError{fmt.Errorf("spec.object-templates and spec.object-templates-raw are both set; use one")}
 		}
@@ -94,12 +106,13 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		if raw == nil && ot.ObjectDefinition.Object != nil {
 			raw, _ = json.Marshal(ot.ObjectDefinition.Object)
 		}
-		e := expanded{index: i, ot: ot}
+		e := expanded{index: i, ot: ot, sensitive: rawSensitive}
 		switch {
 		case disabled || !templates.Has(string(raw)):
 		case templates.HasHub(string(raw)):
 			e.err = hubErr()
 		default:
+			e.sensitive = e.sensitive || readsSecrets(string(raw))
 			obj, skip, err := templates.ResolveJSON(raw, reader{c})
 			if err != nil {
 				e.err = templateErr(err)

@@ -11,35 +11,44 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 )
 
-// SelectNamespaces returns the sorted names of the namespaces sel selects:
-// those matching an include glob (every namespace when include is empty but a
-// label selector is set) and the label selector, minus those matching an
-// exclude glob (exclude wins). An empty selector selects nothing.
+// SelectNamespaces returns the sorted names of the namespaces sel selects,
+// as upstream does: those matching the label selector (every namespace when
+// sel has none) and an include glob (every namespace when include is empty),
+// minus those matching an exclude glob. A selector with neither include nor
+// a label selector selects nothing (an exclude alone included). Namespaces
+// being deleted are selected unless terminatingInclusion is Never (upstream's
+// default, IfMatch). Errors are
+// worded as upstream's (ReasonedError, reason "namespaceSelector error").
 func SelectNamespaces(sel policyv1.Target, all []Namespace) ([]string, error) {
-	hasLabels := len(sel.MatchLabels) > 0 || len(sel.MatchExpressions) > 0
-	if len(sel.Include) == 0 && !hasLabels {
+	if selectorIsEmpty(sel) {
 		return nil, nil
 	}
-	for i, p := range sel.Include {
+	fail := func(err error) error {
+		return &ReasonedError{ReasonNamespaceSelector, "Error filtering namespaces with provided namespaceSelector: " + err.Error()}
+	}
+	for _, p := range sel.Include {
 		if _, err := path.Match(string(p), ""); err != nil {
-			return nil, fmt.Errorf("namespaceSelector.include[%d] %q is not a valid glob: %w", i, p, err)
+			return nil, fail(fmt.Errorf("error parsing 'include' pattern '%s': %w", p, err))
 		}
 	}
-	for i, p := range sel.Exclude {
+	for _, p := range sel.Exclude {
 		if _, err := path.Match(string(p), ""); err != nil {
-			return nil, fmt.Errorf("namespaceSelector.exclude[%d] %q is not a valid glob: %w", i, p, err)
+			return nil, fail(fmt.Errorf("error parsing 'exclude' pattern '%s': %w", p, err))
 		}
 	}
 	selector := labels.Everything()
-	if hasLabels {
+	if sel.MatchLabels != nil || sel.MatchExpressions != nil {
 		s, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: sel.MatchLabels, MatchExpressions: sel.MatchExpressions})
 		if err != nil {
-			return nil, fmt.Errorf("namespaceSelector: %w", err)
+			return nil, fail(fmt.Errorf("error parsing namespace LabelSelector: %w", err))
 		}
 		selector = s
 	}
 	var out []string
 	for _, ns := range all {
+		if ns.Terminating && sel.TerminatingInclusion == "Never" {
+			continue
+		}
 		if len(sel.Include) > 0 && !matchAny(sel.Include, ns.Name) {
 			continue
 		}

@@ -153,7 +153,7 @@ func (o *Objects) Namespaces() ([]Namespace, error) {
 	for k, obj := range o.objects {
 		if k.gk == (schema.GroupKind{Kind: "Namespace"}) {
 			seen[k.name] = true
-			out = append(out, Namespace{Name: k.name, Labels: obj.GetLabels()})
+			out = append(out, Namespace{Name: k.name, Labels: obj.GetLabels(), Terminating: obj.GetDeletionTimestamp() != nil})
 		}
 	}
 	for k := range o.objects {

@@ -1,7 +1,7 @@
 package evaluate
 
 import (
-	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -18,154 +18,51 @@ const (
 	Notification = "notification"
 )
 
-// phrase is the OCM wording of what happened to an object.
-func (f *Finding) phrase() string {
-	if f.ApplyError != nil {
-		return fmt.Sprintf("could not be %s", pastTense(f.Action))
-	}
-	if f.Applied != None {
-		return fmt.Sprintf("was %s successfully", pastTense(f.Applied))
-	}
-	switch f.Outcome {
-	case Matches:
-		return "found as specified"
-	case Missing:
-		return "not found"
-	case Mismatch:
-		return "found but not as specified"
-	case Found:
-		return "found"
-	default:
-		return "missing as expected"
-	}
-}
-
-// Reason is the related object's reason.
+// Reason is the related object's reason, in upstream's wording.
 func (f *Finding) Reason() string {
 	if f.ApplyError != nil {
-		return fmt.Sprintf("K8s %s failed", f.Action)
+		switch f.Action {
+		case Create:
+			return ReasonCreateError
+		case Delete:
+			return ReasonDeleteError
+		}
+		return ReasonUpdateError
 	}
 	switch f.Applied {
 	case Create:
-		return "K8s creation success"
+		return ReasonCreated
 	case Update:
-		return "K8s update success"
+		return ReasonUpdated
 	case Delete:
-		return "K8s deletion success"
+		return ReasonDeleted
 	}
 	switch f.Outcome {
 	case Matches:
-		return "Resource found as expected"
+		return ReasonFoundAsExpected
 	case Missing:
-		return "Resource not found but should exist"
+		return ReasonNotFoundMustExist
 	case Mismatch:
-		return "Resource found but does not match"
+		return ReasonFoundNoMatch
 	case Found:
-		return "Resource found but should not exist"
+		return ReasonFoundMustNotExist
 	default:
-		return "Resource not found as expected"
+		return ReasonNotFoundAsExpected
 	}
 }
 
-func pastTense(v Verb) string {
-	switch v {
-	case Create:
-		return "created"
-	case Update:
-		return "updated"
-	case Delete:
-		return "deleted"
-	}
-	return string(v)
-}
-
-// Message is the template's message in OCM's wording, e.g.
-// "configmaps [a, b] found as specified in namespace default".
+// Message is the template's message in upstream's wording, e.g.
+// "configmaps [a, b] found as specified in namespace default" (without the
+// suffix a "never" evaluationInterval adds; see Result.Status).
 func (t *TemplateResult) Message() string {
-	if t.Error != nil {
-		return fmt.Sprintf("object-templates[%d]: %v", t.Index, t.Error)
-	}
-	type group struct {
-		phrase     string
-		compliant  bool
-		names      []string
-		namespaces []string
-		errs       []string
-	}
-	var groups []*group
-	byPhrase := map[string]*group{}
-	for _, f := range t.Findings {
-		p := f.phrase()
-		g := byPhrase[p]
-		if g == nil {
-			g = &group{phrase: p, compliant: f.Compliant()}
-			byPhrase[p] = g
-			groups = append(groups, g)
-		}
-		if f.Name != "" {
-			g.names = appendUnique(g.names, f.Name)
-		}
-		if f.Namespace != "" {
-			g.namespaces = appendUnique(g.namespaces, f.Namespace)
-		}
-		if f.ApplyError != nil {
-			g.errs = appendUnique(g.errs, f.ApplyError.Error())
-		}
-	}
-	if len(groups) == 0 {
-		return fmt.Sprintf("%s: namespaceSelector selects no namespace; nothing to check", t.describe())
-	}
-	sort.SliceStable(groups, func(i, j int) bool { return !groups[i].compliant && groups[j].compliant })
-	parts := make([]string, 0, len(groups))
-	for _, g := range groups {
-		var b strings.Builder
-		b.WriteString(t.Mapping.Resource)
-		if len(g.names) > 0 {
-			sort.Strings(g.names)
-			fmt.Fprintf(&b, " [%s]", strings.Join(capList(g.names), ", "))
-		}
-		b.WriteString(" " + g.phrase)
-		sort.Strings(g.namespaces)
-		switch len(g.namespaces) {
-		case 0:
-		case 1:
-			b.WriteString(" in namespace " + g.namespaces[0])
-		default:
-			b.WriteString(" in namespaces: " + strings.Join(capList(g.namespaces), ", "))
-		}
-		if len(g.errs) > 0 {
-			b.WriteString(": " + strings.Join(g.errs, "; "))
-		}
-		parts = append(parts, b.String())
-	}
-	return strings.Join(parts, "; ")
+	_, _, msg := statusMessage(t.Mapping.Resource, t.events())
+	return msg
 }
 
-// MaxListed is how many names or namespaces a message lists before
-// summarising the rest; MaxRelated is how many related objects a status keeps
-// (NonCompliant ones first), so the status of a template matching thousands
-// of objects stays far below the apiserver's object size limit.
-const (
-	MaxListed  = 20
-	MaxRelated = 1000
-)
-
-func capList(list []string) []string {
-	if len(list) <= MaxListed {
-		return list
-	}
-	out := append([]string{}, list[:MaxListed]...)
-	return append(out, fmt.Sprintf("+%d more", len(list)-MaxListed))
-}
-
-func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
+// MaxRelated is how many related objects a status keeps (NonCompliant ones
+// first), so the status of a template matching thousands of objects stays
+// below the apiserver's object size limit. Upstream keeps them all.
+const MaxRelated = 1000
 
 // ConditionType is "violation" for a NonCompliant template, else "notification".
 func (t *TemplateResult) ConditionType() string {
@@ -175,12 +72,19 @@ func (t *TemplateResult) ConditionType() string {
 	return Violation
 }
 
+// ConditionMessage is the template's message as its condition says it:
+// with upstream's note when a "never" evaluationInterval stops evaluation in
+// that state.
+func (r *Result) ConditionMessage(t *TemplateResult) string {
+	return t.Message() + neverSuffix(r.Policy, t.Compliance() == policyv1.Compliant)
+}
+
 // Message is the policy's message: each template's "<type> - <message>",
 // joined with "; ".
 func (r *Result) Message() string {
 	parts := make([]string, 0, len(r.Templates))
 	for _, t := range r.Templates {
-		parts = append(parts, t.ConditionType()+" - "+t.Message())
+		parts = append(parts, t.ConditionType()+" - "+r.ConditionMessage(t))
 	}
 	if len(parts) == 0 {
 		return "notification - the policy has no object-templates"
@@ -188,9 +92,9 @@ func (r *Result) Message() string {
 	return strings.Join(parts, "; ")
 }
 
-// EventMessage is the text of a compliance event and history entry:
+// DefaultMessage is the compliance message without customMessage:
 // "<State>; <message>".
-func (r *Result) EventMessage() string {
+func (r *Result) DefaultMessage() string {
 	return string(r.Compliance()) + "; " + r.Message()
 }
 
@@ -213,7 +117,7 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 			Status:             metav1.ConditionTrue,
 			LastTransitionTime: metav1.NewTime(now.UTC().Truncate(time.Second)),
 			Reason:             t.reason(),
-			Message:            t.Message(),
+			Message:            r.ConditionMessage(t),
 		}
 		if i < len(prev.CompliancyDetails) {
 			for _, pc := range prev.CompliancyDetails[i].Conditions {
@@ -227,9 +131,20 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 			Conditions:      []policyv1.Condition{cond},
 		})
 		for _, f := range t.Findings {
-			st.RelatedObjects = append(st.RelatedObjects, t.related(f, prev.RelatedObjects))
+			st.RelatedObjects = addRelated(st.RelatedObjects, t.related(f, prev.RelatedObjects))
 		}
 	}
+	// As upstream: sorted by kind, namespace and name.
+	sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
+		a, b := st.RelatedObjects[i].Object, st.RelatedObjects[j].Object
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Metadata.Namespace != b.Metadata.Namespace {
+			return a.Metadata.Namespace < b.Metadata.Namespace
+		}
+		return a.Metadata.Name < b.Metadata.Name
+	})
 	if len(st.RelatedObjects) > MaxRelated {
 		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
 			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
@@ -240,13 +155,8 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 }
 
 func (t *TemplateResult) reason() string {
-	if t.Error != nil {
-		return "K8s error"
-	}
-	if t.Compliance() == policyv1.Compliant {
-		return "K8s `" + strings.ToLower(string(t.ComplianceType)) + "` objects are as specified"
-	}
-	return "K8s `" + strings.ToLower(string(t.ComplianceType)) + "` objects are not as specified"
+	_, reason, _ := statusMessage(t.Mapping.Resource, t.events())
+	return reason
 }
 
 func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) policyv1.RelatedObject {
@@ -257,12 +167,12 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 			Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
 		},
 		Compliant: string(policyv1.NonCompliant),
-		Reason:    f.Reason(),
+		Reason:    t.reasonOf(f),
 	}
 	if ro.Object.Metadata.Name == "" {
 		ro.Object.Metadata.Name = "-"
 	}
-	if f.Compliant() {
+	if t.compliant(f) {
 		ro.Compliant = string(policyv1.Compliant)
 	}
 	props := &policyv1.ObjectProperties{UID: f.UID}
@@ -281,8 +191,8 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 	if created {
 		props.CreatedByPolicy = &created
 	}
-	if t.RecordDiff == policyv1.RecordDiffInStatus {
-		props.Diff = truncate(f.Diff, MaxDiff)
+	if t.RecordDiff == policyv1.RecordDiffInStatus || t.RecordDiff == RecordDiffCensored {
+		props.Diff = f.Diff
 	}
 	if props.UID != "" || props.CreatedByPolicy != nil || props.Diff != "" {
 		ro.Properties = props
@@ -290,16 +200,17 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 	return ro
 }
 
-// MaxDiff is the most bytes of diff kept in a related object's properties.
-const MaxDiff = 10 << 10
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// addRelated adds ro, or updates the entry of the same object as upstream
+// does: an object two templates name is listed once, the later template's
+// entry winning when its compliance or properties differ.
+func addRelated(list []policyv1.RelatedObject, ro policyv1.RelatedObject) []policyv1.RelatedObject {
+	for i, cur := range list {
+		if cur.Object == ro.Object {
+			if cur.Compliant != ro.Compliant || !reflect.DeepEqual(cur.Properties, ro.Properties) {
+				list[i] = ro
+			}
+			return list
+		}
 	}
-	cut := strings.LastIndex(s[:n], "\n")
-	if cut < 0 {
-		cut = n
-	}
-	return s[:cut] + "\n# diff truncated: " + fmt.Sprint(len(s)-cut) + " more bytes"
+	return append(list, ro)
 }

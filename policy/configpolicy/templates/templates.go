@@ -185,7 +185,10 @@ func functions(r Reader) template.FuncMap {
 		}
 		return markerJSON + string(b), nil
 	}
-	return template.FuncMap{
+	m := template.FuncMap{
+		"toLiteral": func(v any) (string, error) {
+			return jsonMarker(v)
+		},
 		"fromSecret": func(ns, name, key string) (string, error) {
 			s, err := get(secret, ns, name, "secret")
 			if err != nil {
@@ -252,11 +255,6 @@ func functions(r Reader) template.FuncMap {
 			d, _, _ := unstructured.NestedMap(cm.Object, "data")
 			return jsonMarker(d)
 		},
-		"base64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-		"base64dec": func(s string) (string, error) {
-			b, err := base64.StdEncoding.DecodeString(s)
-			return string(b), err
-		},
 		"toInt": func(v any) (string, error) {
 			switch x := v.(type) {
 			case int, int64, int32:
@@ -305,7 +303,23 @@ func functions(r Reader) template.FuncMap {
 			}
 			return "", nil
 		},
-		// String functions (a subset of sprig's).
+	}
+	for k, v := range StringFuncs() {
+		m[k] = v
+	}
+	return m
+}
+
+// StringFuncs are the sprig-like functions that need no cluster: the string
+// functions, base64enc/base64dec, default, fail, toString. customMessage
+// templates get these.
+func StringFuncs() template.FuncMap {
+	return template.FuncMap{
+		"base64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
+		"base64dec": func(s string) (string, error) {
+			b, err := base64.StdEncoding.DecodeString(s)
+			return string(b), err
+		},
 		"lower":      strings.ToLower,
 		"upper":      strings.ToUpper,
 		"trim":       strings.TrimSpace,
@@ -338,9 +352,6 @@ func functions(r Reader) template.FuncMap {
 		},
 		"fail":     func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) },
 		"toString": func(v any) string { return fmt.Sprint(v) },
-		"toLiteral": func(v any) (string, error) {
-			return jsonMarker(v)
-		},
 	}
 }
 

@@ -220,3 +220,36 @@ func TestPlanRemovesWhatItCreated(t *testing.T) {
 }
 
 func ptrTrue() *bool { b := true; return &b }
+
+func TestPlanPerGroupAndDeadline(t *testing.T) {
+	store := configs{"team": "v2"}
+	perGroup := cmaWith("", placement("p", use("team"), clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup}))
+	p := decided(perGroup.Spec.InstallStrategy.Placements[0])
+	for i, c := range []string{"a1", "a2", "b1"} {
+		p.Clusters = append(p.Clusters, rollout.Cluster{Name: c, GroupIndex: int32(i / 2)})
+	}
+	addons := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+	for _, c := range []string{"a1", "a2", "b1"} {
+		addons[c] = rolledOut(c, ref("team", "v1"))
+	}
+	d := Plan(Snapshot{CMA: perGroup, Placements: []Placement{p}, Addons: addons, Resolve: store.resolve, Now: now})
+	assert.Equal(t, "team@v2", desiredOf(d.Statuses["a1"]))
+	assert.Equal(t, "team@v2", desiredOf(d.Statuses["a2"]))
+	assert.Equal(t, "False/ConfigurationsNotConfigured", configured(d.Statuses["b1"]), "the second group waits for the first")
+
+	// progressDeadline: a cluster configured 2 minutes ago that has not applied
+	// the change counts as failed; with no failure tolerated the rollout stops.
+	progressive := cmaWith("", placement("p", use("team"), clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+		Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1),
+			RolloutConfig: clusterv1alpha1.RolloutConfig{ProgressDeadline: "1m"}}}))
+	stuck := rolledOut("a1", ref("team", "v2"))
+	stuck.Status.ConfigReferences[0].LastAppliedConfig = nil
+	meta.FindStatusCondition(stuck.Status.Conditions, "Configured").LastTransitionTime = metav1.NewTime(now.Add(-2 * time.Minute))
+	addons["a1"] = stuck
+	p.PlacementStrategy = progressive.Spec.InstallStrategy.Placements[0]
+	d = Plan(Snapshot{CMA: progressive, Placements: []Placement{p}, Addons: addons, Resolve: store.resolve, Now: now})
+	prog := meta.FindStatusCondition(d.Status.InstallProgressions[0].Conditions, "Progressing")
+	assert.Equal(t, "False/Failed", string(prog.Status)+"/"+prog.Reason)
+	assert.Contains(t, prog.Message, "1 timed out")
+	assert.NotEqual(t, "team@v2", desiredOf(d.Statuses["a2"]), "nobody else starts")
+}

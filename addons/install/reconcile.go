@@ -11,15 +11,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"flotilla.dev/flotilla/hub/workreplicaset"
@@ -38,16 +37,37 @@ func Setup(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("addon-install").
 		For(&addonv1alpha1.ClusterManagementAddOn{}).
-		Watches(&addonv1alpha1.ManagedClusterAddOn{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: o.GetName()}}}
-		}), builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-			return RolloutFacts(e.ObjectOld) != RolloutFacts(e.ObjectNew)
-		}})).
+		Watches(&addonv1alpha1.ManagedClusterAddOn{}, coalesce()).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&addonv1alpha1.AddOnDeploymentConfig{}, handler.EnqueueRequestsFromMapFunc(r.allAddons)).
 		Watches(&addonv1alpha1.AddOnTemplate{}, handler.EnqueueRequestsFromMapFunc(r.allAddons)).
 		Complete(r)
+}
+
+// batch is how long a ManagedClusterAddOn event waits before its addon is
+// planned again: the events of a burst (an enable on 1,000 clusters, a
+// rollout step) are planned once, not once each.
+const batch = 200 * time.Millisecond
+
+// coalesce enqueues an addon's ClusterManagementAddOn batch after an event of
+// one of its ManagedClusterAddOns; updates that change nothing Plan reads
+// (RolloutFacts) enqueue nothing.
+func coalesce() handler.EventHandler {
+	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	add := func(q queue, o client.Object) {
+		q.AddAfter(reconcile.Request{NamespacedName: types.NamespacedName{Name: o.GetName()}}, batch)
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q queue) { add(q, e.Object) },
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q queue) {
+			if RolloutFacts(e.ObjectOld) != RolloutFacts(e.ObjectNew) {
+				add(q, e.ObjectNew)
+			}
+		},
+		DeleteFunc:  func(_ context.Context, e event.DeleteEvent, q queue) { add(q, e.Object) },
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q queue) { add(q, e.Object) },
+	}
 }
 
 func (r *Reconciler) usersOfPlacement(ctx context.Context, o client.Object) []reconcile.Request {
@@ -98,7 +118,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	var list addonv1alpha1.ManagedClusterAddOnList
-	if err := r.List(ctx, &list); err != nil {
+	// No copies of every addon on every plan: Plan and the writes below copy
+	// what they change.
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
 	snap := Snapshot{CMA: &cma, Addons: map[string]*addonv1alpha1.ManagedClusterAddOn{}, Now: r.now(),

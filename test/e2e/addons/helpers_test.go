@@ -55,3 +55,23 @@ func disable(t *testing.T, cluster string, names ...string) {
 		return true
 	}, timeout, tick, "addons %v on %s are not removed", names, cluster)
 }
+
+// eventuallyReason waits until the addon's condition has reason and returns it
+// (an addon passes through other reasons first, e.g. while its configs are set).
+func eventuallyReason(t *testing.T, cluster, name, typ, reason string) metav1.Condition {
+	t.Helper()
+	var got metav1.Condition
+	require.Eventually(t, func() bool {
+		m, err := getAddon(cluster, name)
+		if err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(m.Status.Conditions, typ)
+		if c == nil || c.Reason != reason {
+			return false
+		}
+		got = *c
+		return true
+	}, timeout, tick, "%s/%s condition %s never had reason %s", cluster, name, typ, reason)
+	return got
+}

@@ -114,8 +114,8 @@ func TestBadAddonsLeaveOthersAlone(t *testing.T) {
 	_, err := ops.Enable(ctx, hubCli, ops.EnableOptions{Names: names, Clusters: []string{"cluster2"}})
 	require.NoError(t, err)
 	t.Cleanup(func() { disable(t, "cluster2", names...) })
-	broken := eventuallyCondition(t, "cluster2", "broken", addonv1alpha1.ManagedClusterAddOnManifestApplied, metav1.ConditionFalse)
-	assert.Equal(t, addonv1alpha1.AddonManifestAppliedReasonManifestsApplyFailed, broken.Reason)
+	broken := eventuallyReason(t, "cluster2", "broken", addonv1alpha1.ManagedClusterAddOnManifestApplied, addonv1alpha1.AddonManifestAppliedReasonManifestsApplyFailed)
+	assert.Equal(t, metav1.ConditionFalse, broken.Status)
 	assert.Contains(t, broken.Message, "template value .Values.image is missing")
 
 	greedy := eventuallyCondition(t, "cluster2", "greedy", addonv1alpha1.ManagedClusterAddOnRegistrationApplied, metav1.ConditionFalse)

@@ -3,6 +3,7 @@ package addons_test
 import (
 	"context"
 	"crypto/x509"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -242,8 +244,14 @@ func TestTemplateCustomSigner(t *testing.T) {
 
 	// A template naming its own signing CA is refused: nothing is published.
 	custom("tforeign", addonv1alpha1.SigningCARef{Namespace: "team", Name: "my-ca"})
-	refused := eventuallyCondition(t, "cluster1", "tforeign", addonv1alpha1.ManagedClusterAddOnManifestApplied, metav1.ConditionFalse)
-	assert.Contains(t, refused.Message, "only with its addon CA")
+	require.Eventually(t, func() bool {
+		m, err := getAddon("cluster1", "tforeign")
+		if err != nil {
+			return false
+		}
+		c := meta.FindStatusCondition(m.Status.Conditions, addonv1alpha1.ManagedClusterAddOnManifestApplied)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "only with its addon CA")
+	}, timeout, tick, "the template naming another signing CA is refused with the reason")
 	m, err := getAddon("cluster1", "tforeign")
 	require.NoError(t, err)
 	assert.Empty(t, m.Status.Registrations, "no registration is published for a refused template")

@@ -372,8 +372,10 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			continue
 		}
 		if hubtemplate.HasProtected(t.ObjectDefinition.Raw) {
-			plain, err := y.decrypt(ctx, local, u.Object)
-			if err != nil {
+			// The engine decrypts in memory (OCM's way): the ConfigurationPolicy
+			// keeps the encrypted text and carries the replica's IV; the agent
+			// keeps the cluster's key on the managed cluster.
+			if _, err := y.encryptionKey(ctx); err != nil {
 				if exists {
 					if err := y.spoke.Delete(ctx, &cur); err != nil && !apierrors.IsNotFound(err) {
 						return nil, err
@@ -383,7 +385,12 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 				states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
 				continue
 			}
-			u.Object = plain
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[hubtemplate.IVAnnotation] = local.Annotations[hubtemplate.IVAnnotation]
+			u.SetAnnotations(ann)
 		}
 		var want policyv1.ConfigurationPolicy
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &want); err != nil {

@@ -57,10 +57,20 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		}
 		return &TemplateError{fmt.Errorf("%s", msg)}
 	}
+	// Values the hub protected are decrypted here, in memory only; they are
+	// secrets, so diffs are redacted.
+	decryptedValues := false
+	if protected(p) {
+		plain, err := decrypted(p, c)
+		if err != nil {
+			return nil, &TemplateError{err}
+		}
+		p, decryptedValues = plain, true
+	}
 	list := p.Spec.ObjectTemplates
-	rawSensitive := false
+	rawSensitive := decryptedValues
 	if raw := p.Spec.ObjectTemplatesRaw; raw != "" {
-		rawSensitive = !disabled && readsSecrets(raw)
+		rawSensitive = rawSensitive || !disabled && readsSecrets(raw)
 		if len(list) > 0 {
 			return nil, &TemplateError{fmt.Errorf("spec.object-templates and spec.object-templates-raw are both set; use one")}
 		}

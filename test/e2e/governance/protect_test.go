@@ -21,9 +21,10 @@ import (
 // TestProtectedSecret: a policy enforcing a Secret whose value comes from a
 // hub Secret through `fromSecret ... | protect`: the hub replica holds only
 // the encrypted value (per cluster key and IV), the framework agent copies
-// the cluster's key to the managed cluster and decrypts before the engine
-// evaluates, and the engine enforces the right value; another cluster's key
-// cannot decrypt it.
+// the cluster's key to the managed cluster, the engine decrypts in memory and
+// enforces the right value while the ConfigurationPolicy on the cluster keeps
+// only the encrypted text (who may read policies there but not Secrets never
+// sees it); another cluster's key cannot decrypt it.
 func TestProtectedSecret(t *testing.T) {
 	ctx := context.Background()
 	ns := "protect"
@@ -55,6 +56,16 @@ spec:
 			state, _ := replicaDetail(cluster, ns, "app-creds", "app-creds")
 			return state == policyv1.Compliant
 		}, timeout, tick, "%s: never Compliant", cluster)
+	}
+
+	// The ConfigurationPolicy on the managed cluster holds no plaintext either.
+	for i, cluster := range []string{"cluster1", "cluster2"} {
+		var cp policyv1.ConfigurationPolicy
+		require.NoError(t, spokeCli(t, i).Get(ctx, client.ObjectKey{Namespace: cluster, Name: "app-creds"}, &cp))
+		raw, _ := json.Marshal(cp)
+		assert.NotContains(t, string(raw), plain, "%s: plaintext in the ConfigurationPolicy", cluster)
+		assert.NotContains(t, string(raw), base64.StdEncoding.EncodeToString([]byte(plain)), "%s: plaintext (base64) in the ConfigurationPolicy", cluster)
+		assert.Contains(t, string(raw), hubtemplate.ProtectedPrefix, "%s: the ConfigurationPolicy keeps the encrypted value", cluster)
 	}
 
 	// The hub replicas hold no plaintext, in no encoding.

@@ -33,7 +33,7 @@ IMAGE_ARCHIVE ?= $(BIN)/flotilla-image.tar
 image: build
 	$(GO) run ./hack/image --binary $(FLOTILLA) --ref $(IMAGE) --out $(IMAGE_ARCHIVE)
 
-## controlplane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet from source -> bin/controlplane (cached)
+## controlplane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl from source -> bin/controlplane (cached)
 controlplane:
 	@hack/build-controlplane.sh $(CONTROLPLANE)
 

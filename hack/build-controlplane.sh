@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the control-plane binaries Flotilla's local default and tests run on:
 # kube-apiserver, kube-controller-manager and kube-scheduler (k8s.io/kubernetes
-# v1.35.0), the kubelet of the nodes of `flotilla dev up --nodes`, and etcd
+# v1.35.0), the kubelet of the nodes of `flotilla dev up --nodes`, kubectl (the
+# demo uses it where the machine has none), and etcd
 # (v3.6.5), compiled from source through the Go module proxy. Nothing prebuilt is
 # downloaded. A binary is rebuilt only when missing or built for another version;
 # the Go build cache makes later builds on the same machine fast.
@@ -47,4 +48,5 @@ build kube-apiserver "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kuber
 build kube-controller-manager "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kube-controller-manager "$kube_ldflags"
 build kube-scheduler "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kube-scheduler "$kube_ldflags"
 build kubelet "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kubelet "$kube_ldflags"
+build kubectl "$KUBE_VERSION" "$root/hack/controlplane/kube" k8s.io/kubernetes/cmd/kubectl "$kube_ldflags"
 echo "controlplane: ready in $out"

@@ -14,6 +14,8 @@ DATA_DIR=${DATA_DIR:-.flotilla}
 CLUSTERS=${CLUSTERS:-2}
 NODES=${NODES:-}
 export FLOTILLA DATA_DIR CLUSTERS NODES
+# kubectl: the machine's, else the one `make controlplane` built from source.
+export PATH="$PATH:$(pwd)/${CONTROLPLANE_DIR:-bin/controlplane}"
 
 nodes=()
 what="a hub and $CLUSTERS managed clusters"

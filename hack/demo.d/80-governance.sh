@@ -12,7 +12,7 @@ TIMEOUT=${GOVERNANCE_DEMO_TIMEOUT:-180}
 NS=policies
 POLICY=policy-baseline-namespace
 if ! command -v kubectl >/dev/null; then
-	echo "==> skipping the governance step: it needs kubectl (to label a namespace and patch the policy)"
+	echo "==> skipping the governance step: it needs kubectl (to label a namespace and patch the policy); make controlplane builds one into bin/controlplane"
 	exit 0
 fi
 work=$(mktemp -d)

@@ -153,7 +153,6 @@ func TestAddonConversionRoundTrip(t *testing.T) {
 				assert.Equal(t, "cfg", b.Spec.DefaultConfigs[0].Name)
 				assert.Equal(t, addonconversion.NoDefaultConfigName, b.Spec.DefaultConfigs[1].Name)
 			}},
-		// Type Manual keeps Flotilla's install controller off this object.
 		{name: "placements", spec: addonv1alpha1.ClusterManagementAddOnSpec{InstallStrategy: addonv1alpha1.InstallStrategy{Type: "Manual", Placements: []addonv1alpha1.PlacementStrategy{{
 			PlacementRef: pr, Configs: []addonv1alpha1.AddOnConfig{{ConfigGroupResource: adc, ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: conversionNS, Name: "canary"}}},
 			RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromString("50%")}}}}}},
@@ -172,7 +171,11 @@ func TestAddonConversionRoundTrip(t *testing.T) {
 		t.Run("ClusterManagementAddOn/"+tt.name, func(t *testing.T) {
 			a := cs.AddonV1alpha1().ClusterManagementAddOns()
 			b := cs.AddonV1beta1().ClusterManagementAddOns()
-			created, err := a.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "conv-" + tt.name}, Spec: tt.spec}, metav1.CreateOptions{})
+			// Self-managed: Flotilla's install controller (which plans Manual
+			// addons too, and writes their status) leaves these objects alone.
+			created, err := a.Create(ctx, &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "conv-" + tt.name,
+				Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+				Spec: tt.spec}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = a.Delete(ctx, created.Name, metav1.DeleteOptions{}) })
 			created.Status = tt.status

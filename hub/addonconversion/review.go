@@ -21,6 +21,14 @@ const Path = "/convert-addon"
 // review, so this is far above one object's limit.
 const maxReviewBytes = 256 << 20
 
+// inflight bounds how many reviews are read and converted at once. The
+// webhook port takes requests from anyone who reaches it (the apiserver sends
+// no client certificate), and each review may hold maxReviewBytes several
+// times over while it is decoded: without a bound, a few concurrent large
+// bodies from any network client would exhaust the hub's memory. A request
+// waits for a turn until its own context ends (the apiserver's timeout).
+var inflight = make(chan struct{}, 2)
+
 // converter converts one kind's JSON from one version to the other.
 type converter func(data []byte, to string) (any, error)
 
@@ -66,6 +74,13 @@ var _ http.Handler = Handler{}
 func (Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "conversion webhook: only POST", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case inflight <- struct{}{}:
+		defer func() { <-inflight }()
+	case <-r.Context().Done():
+		http.Error(w, "conversion webhook: busy with other reviews, try again", http.StatusServiceUnavailable)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxReviewBytes))

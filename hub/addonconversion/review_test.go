@@ -2,7 +2,9 @@ package addonconversion
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -112,4 +114,35 @@ func TestHandlerRefusesBadInput(t *testing.T) {
 		code, _ = serve(t, http.MethodPost, []byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`))
 		assert.Equal(t, http.StatusBadRequest, code, "a review without request")
 	})
+}
+
+// errReader fails the test if the handler reads a body it should not.
+type errReader struct{ t *testing.T }
+
+func (e errReader) Read([]byte) (int, error) {
+	e.t.Error("the body of a request that got no turn was read")
+	return 0, errors.New("must not be read")
+}
+
+// TestHandlerBoundsConcurrentReviews: an unauthenticated client cannot make
+// the hub hold more than a bounded number of (up to maxReviewBytes) reviews
+// in memory at once: while every turn is taken, a request's body is not read,
+// and it is answered 503 once its context ends.
+func TestHandlerBoundsConcurrentReviews(t *testing.T) {
+	for i := 0; i < cap(inflight); i++ {
+		inflight <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	Handler{}.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, Path, errReader{t}).WithContext(ctx))
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Contains(t, rec.Body.String(), "busy")
+
+	for i := 0; i < cap(inflight); i++ {
+		<-inflight
+	}
+	code, review := serve(t, http.MethodPost, reviewOf(t, V1beta1, raw(t, mca())))
+	require.Equal(t, http.StatusOK, code, "turns are given back")
+	assert.Equal(t, metav1.StatusSuccess, review.Response.Result.Status)
 }

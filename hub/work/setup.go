@@ -142,7 +142,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	if err := v.decoder.Decode(req, work); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("cannot read the ManifestWork: %w", err))
 	}
-	workloadSame, executorSame := false, false
+	workloadSame := false
 	if req.Operation == admissionv1.Update {
 		// Writes that leave the spec alone (finalizers, labels and status by
 		// agents and controllers, deletion) carry nothing new to the cluster.
@@ -154,7 +154,6 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 			return admission.Allowed("")
 		}
 		workloadSame = equality.Semantic.DeepEqual(old.Spec.Workload, work.Spec.Workload)
-		executorSame = equality.Semantic.DeepEqual(old.Spec.Executor, work.Spec.Executor)
 	}
 	// Nothing new may be written where a denied or deleted cluster's agent could
 	// still be watching. The ManagedCluster is read from the apiserver, not a
@@ -164,16 +163,18 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	} else if hold.Reason != "" {
 		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s cannot be created or changed: %s", req.Namespace, work.Name, hold.Message))
 	}
-	if !executorSame {
-		// As in OCM, the executor is judged when it is set or changed, so a
-		// user's permission revoked later does not freeze existing works.
-		msg, err := checkExecutor(ctx, v.sar, req.UserInfo, work)
-		if err != nil {
-			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check the executor: %w", err))
-		}
-		if msg != "" {
-			return admission.Denied(fmt.Sprintf("ManifestWork %s/%s: %s", req.Namespace, work.Name, msg))
-		}
+	// The executor is judged at every write that changes the spec, not only
+	// when the executor itself changes: whoever edits the manifests, update
+	// strategies or delete options of a work with an executor decides what
+	// that identity does on the cluster, so they need execute-as for it too.
+	// Writes that leave the spec alone (status, finalizers, labels) were
+	// admitted above, so a permission revoked later freezes no work.
+	msg, err := checkExecutor(ctx, v.sar, req.UserInfo, work)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check the executor: %w", err))
+	}
+	if msg != "" {
+		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s: %s", req.Namespace, work.Name, msg))
 	}
 	if workloadSame {
 		// The manifests are not judged again: a limit lowered later must not

@@ -365,6 +365,30 @@ func TestExecutorAdmission(t *testing.T) {
 	t.Run("a cluster admin may use any executor", func(t *testing.T) {
 		require.NoError(t, admin.Create(ctx, withExecutor(mw("cluster1", "admin-as", cm("app", "a", 1)), "kube-system", "admin")))
 	})
+	t.Run("editing the manifests of a work whose executor the user may not use is refused", func(t *testing.T) {
+		// The admin's work runs as kube-system/admin; alice may update works in
+		// cluster1 but not execute as kube-system/admin, so she may not choose
+		// what that identity applies.
+		w := &workv1.ManifestWork{}
+		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "admin-as"}, w))
+		w.Spec.Workload = mw("cluster1", "admin-as", cm("kube-system", "injected", 1)).Spec.Workload
+		assert.ErrorContains(t, alice.Update(ctx, w), `user "alice" may not use executor ServiceAccount kube-system/admin`)
+		w = &workv1.ManifestWork{}
+		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "admin-as"}, w))
+		w.Spec.DeleteOption = &workv1.DeleteOption{PropagationPolicy: workv1.DeletePropagationPolicyTypeOrphan}
+		assert.ErrorContains(t, alice.Update(ctx, w), `may not use executor ServiceAccount kube-system/admin`)
+		// A write that leaves the spec alone still passes.
+		w = &workv1.ManifestWork{}
+		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "admin-as"}, w))
+		w.Labels = map[string]string{"touched": "yes"}
+		require.NoError(t, alice.Update(ctx, w))
+	})
+	t.Run("editing the manifests under an executor the user may use is admitted", func(t *testing.T) {
+		w := &workv1.ManifestWork{}
+		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "as-deployer"}, w))
+		w.Spec.Workload = mw("cluster1", "as-deployer", cm("app", "b", 1)).Spec.Workload
+		require.NoError(t, alice.Update(ctx, w))
+	})
 	t.Run("an executor without a service account is refused", func(t *testing.T) {
 		w := mw("cluster1", "no-sa", cm("app", "a", 1))
 		w.Spec.Executor = &workv1.ManifestWorkExecutor{Subject: workv1.ManifestWorkExecutorSubject{Type: workv1.ExecutorSubjectTypeServiceAccount}}

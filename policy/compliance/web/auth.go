@@ -37,6 +37,26 @@ type Authorizer interface {
 // cacheTTL is how long a TokenReview or SubjectAccessReview answer is reused.
 const cacheTTL = 10 * time.Second
 
+// maxCached bounds each answer cache. Anyone who reaches the port can send
+// tokens, each a new entry: past the bound, expired answers are dropped, and
+// if that is not enough the cache starts over, so memory stays bounded.
+var maxCached = 4096
+
+// remember caches v under k until cacheTTL from now, within maxCached.
+func remember[K comparable, T any](m map[K]cached[T], k K, v T, now time.Time) {
+	if _, ok := m[k]; !ok && len(m) >= maxCached {
+		for old, c := range m {
+			if !now.Before(c.expires) {
+				delete(m, old)
+			}
+		}
+		if len(m) >= maxCached {
+			clear(m)
+		}
+	}
+	m[k] = cached[T]{v, now.Add(cacheTTL)}
+}
+
 // apiserverAuthorizer asks the hub apiserver (TokenReview, SubjectAccessReview).
 type apiserverAuthorizer struct {
 	cs  kubernetes.Interface
@@ -76,8 +96,7 @@ func (a *apiserverAuthorizer) Authenticate(ctx context.Context, token string) (*
 		u = &User{Name: ui.Username, UID: ui.UID, Groups: ui.Groups, Extra: ui.Extra}
 	}
 	a.mu.Lock()
-	a.tokens[key] = cached[*User]{u, a.now().Add(cacheTTL)}
-	evictExpired(a.tokens, a.now())
+	remember(a.tokens, key, u, a.now())
 	a.mu.Unlock()
 	return u, nil
 }
@@ -106,21 +125,8 @@ func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace st
 		return false, fmt.Errorf("subject access review (list policies in %q for %s): %w", namespace, u.Name, err)
 	}
 	a.mu.Lock()
-	a.access[key] = cached[bool]{sar.Status.Allowed, a.now().Add(cacheTTL)}
-	evictExpired(a.access, a.now())
+	remember(a.access, key, sar.Status.Allowed, a.now())
 	a.mu.Unlock()
 	return sar.Status.Allowed, nil
 }
 
-// evictExpired drops expired answers once a cache holds many, so it stays
-// bounded by the callers of the last ten seconds.
-func evictExpired[K comparable, V any](m map[K]cached[V], now time.Time) {
-	if len(m) < 1024 {
-		return
-	}
-	for k, c := range m {
-		if !now.Before(c.expires) {
-			delete(m, k)
-		}
-	}
-}

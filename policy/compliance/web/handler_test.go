@@ -1,7 +1,9 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -157,4 +159,23 @@ func TestLoginSetsCookie(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	report, _ := policiesIn(t, string(body))
 	assert.Equal(t, []string{"team-a/policy-baseline", "team-a/policy-roles"}, report)
+}
+
+// TestTokenCacheIsBounded: every token an unauthenticated client sends is
+// reviewed and its answer cached for a while; the cache stays within its
+// bound however many different tokens arrive, and real tokens still work.
+func TestTokenCacheIsBounded(t *testing.T) {
+	defer web.SetMaxCached(20)()
+	ctx := context.Background()
+	a := web.NewAuthorizer(cs)
+	for i := 0; i < 100; i++ {
+		u, err := a.Authenticate(ctx, fmt.Sprintf("forged-token-%d", i))
+		require.NoError(t, err)
+		require.Nil(t, u, "a forged token authenticates no one")
+		require.LessOrEqual(t, web.CachedTokens(a), 20)
+	}
+	u, err := a.Authenticate(ctx, token(t, "alice"))
+	require.NoError(t, err)
+	require.NotNil(t, u)
+	assert.Equal(t, "system:serviceaccount:users:alice", u.Name)
 }

@@ -129,4 +129,3 @@ func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace st
 	a.mu.Unlock()
 	return sar.Status.Allowed, nil
 }
-

@@ -57,6 +57,9 @@ type Options struct {
 	// finishes the deletion of works being deleted (the cluster itself is being
 	// deleted, and its works with it). Default nil: deliver everything.
 	CleanupOnly func() bool
+	// Tracer, when set, is told when each work passes a Stage (benchmarks use
+	// it for a per-work timeline). Default nil: no tracing.
+	Tracer Tracer
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -192,6 +195,11 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 		cleanupOnly:      opts.CleanupOnly,
 		claims:           conflict.NewRegistry(),
 		events:           events,
+		tracer:           opts.Tracer,
+	}
+	workPredicates := []predicate.Predicate{predicate.GenerationChangedPredicate{}}
+	if opts.Tracer != nil {
+		workPredicates = append([]predicate.Predicate{traceEvents(opts.Tracer)}, workPredicates...)
 	}
 	// The classic work queue, not controller-runtime's priority queue: with
 	// v0.23.3 the priority queue can deadlock at shutdown under load (its
@@ -201,7 +209,7 @@ func newManager(ctx context.Context, opts Options) (ctrl.Manager, error) {
 	skip, priorityQueue := true, false
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-"+opts.ClusterName).
-		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&workv1.ManifestWork{}, builder.WithPredicates(workPredicates...)).
 		WatchesRawSource(source.TypedKind(spoke.GetCache(), &workv1.AppliedManifestWork{},
 			handler.TypedEnqueueRequestsFromMapFunc(r.workForApplied), recordRemoved)).
 		WatchesRawSource(source.Channel(events, &handler.TypedEnqueueRequestForObject[*workv1.ManifestWork]{})).

@@ -68,6 +68,8 @@ type reconciler struct {
 	claims *conflict.Registry
 	// events wakes works up (those whose conflicts changed).
 	events chan<- event.TypedGenericEvent[*workv1.ManifestWork]
+	// tracer (optional) is told when works pass a Stage.
+	tracer Tracer
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
@@ -83,6 +85,7 @@ func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManife
 // Reconcile applies one ManifestWork: get, finalizer, record, apply, clean up
 // what left the work, write status only when it changed.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.trace(req.NamespacedName, StageStart)
 	work := &workv1.ManifestWork{}
 	if err := r.hub.Get(ctx, req.NamespacedName, work); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -116,6 +119,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	results, outcome := r.applyAll(ctx, work, amw)
+	r.trace(req.NamespacedName, StageApplied)
 	r.watcher.SetFollowed(work.Name, outcome.followed)
 	affected := r.reportConflicts(work.Name, results, outcome.claims)
 	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
@@ -135,6 +139,7 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.hub.Status().Update(ctx, &next); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.trace(req.NamespacedName, StageStatus)
 	}
 	return ctrl.Result{RequeueAfter: r.nextCheck(req.Name, outcome.failed)}, nil
 }

@@ -51,7 +51,12 @@ type Options struct {
 	// AppliedWorkEvictionGracePeriod is how long an AppliedManifestWork whose
 	// ManifestWork is gone is kept before its resources are removed. Default 60m.
 	AppliedWorkEvictionGracePeriod time.Duration
-	// Workers is the number of ManifestWorks reconciled at once. Default 4.
+	// Workers is the number of ManifestWorks reconciled at once. Default 16:
+	// a reconcile mostly waits on apiserver round trips, so workers cost
+	// little, and fewer leave a burst of works queueing behind each other
+	// (test/bench/work: 4 workers kept 100 new works per cluster waiting
+	// 1.7 s at p50 for a worker). The load on the apiservers is bounded by
+	// the clients' rate limit (100 QPS, burst 200 each), not by this.
 	Workers int
 	// CleanupOnly, when it returns true, makes the agent apply nothing: it only
 	// finishes the deletion of works being deleted (the cluster itself is being
@@ -83,7 +88,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.AppliedWorkEvictionGracePeriod = 60 * time.Minute
 	}
 	if o.Workers <= 0 {
-		o.Workers = 4
+		o.Workers = 16
 	}
 	return o, errors.Join(errs...)
 }

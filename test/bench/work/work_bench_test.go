@@ -44,7 +44,7 @@ import (
 // A second run puts 1,000 works on a single cluster, to measure the memory of
 // one agent holding 1,000 works. FLOTILLA_BENCH_WORKS and
 // FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size;
-// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers (default 4).
+// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers (default: the agent's).
 //
 // FLOTILLA_BENCH_RATE=N switches from the burst to a steady rate: the works
 // are created at N per second (each create on its own goroutine, so a slow

@@ -44,7 +44,9 @@ import (
 // A second run puts 1,000 works on a single cluster, to measure the memory of
 // one agent holding 1,000 works. FLOTILLA_BENCH_WORKS and
 // FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size;
-// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers (default: the agent's).
+// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers and
+// FLOTILLA_BENCH_AGENT_QPS its clients' QPS (burst twice that); default: the
+// agent's.
 //
 // FLOTILLA_BENCH_RATE=N switches from the burst to a steady rate: the works
 // are created at N per second (each create on its own goroutine, so a slow
@@ -82,6 +84,7 @@ func run(b *testing.B, works, clusters int) {
 	timeout := time.Duration(envInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600)) * time.Second
 	rate := envInt(b, "FLOTILLA_BENCH_RATE", 0)             // 0: a burst, 8 concurrent creators
 	workers := envInt(b, "FLOTILLA_BENCH_AGENT_WORKERS", 0) // 0: the agent's default
+	agentQPS := envInt(b, "FLOTILLA_BENCH_AGENT_QPS", 0)    // 0: the agent's default
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -163,8 +166,13 @@ func run(b *testing.B, works, clusters int) {
 		agents.Add(1)
 		go func() {
 			defer agents.Done()
+			agentHub, agentSpoke := worktest.AgentHubConfig(env.Hub.Config, name), rest.CopyConfig(spokeCfg)
+			if agentQPS > 0 {
+				agentHub.QPS, agentHub.Burst = float32(agentQPS), 2*agentQPS
+				agentSpoke.QPS, agentSpoke.Burst = float32(agentQPS), 2*agentQPS
+			}
 			if err := work.Run(agentCtx, work.Options{
-				HubConfig: worktest.AgentHubConfig(env.Hub.Config, name), SpokeConfig: spokeCfg,
+				HubConfig: agentHub, SpokeConfig: agentSpoke,
 				ClusterName: name, AgentID: name, Workers: workers, Tracer: tr,
 			}); err != nil {
 				b.Errorf("agent %s: %v", name, err)

@@ -68,6 +68,8 @@ type reconciler struct {
 	claims *conflict.Registry
 	// events wakes works up (those whose conflicts changed).
 	events chan<- event.TypedGenericEvent[*workv1.ManifestWork]
+	// tracer (optional) is told when works pass a Stage.
+	tracer Tracer
 }
 
 // workForApplied maps an AppliedManifestWork event to its ManifestWork. Every
@@ -83,6 +85,7 @@ func (r *reconciler) workForApplied(_ context.Context, amw *workv1.AppliedManife
 // Reconcile applies one ManifestWork: get, finalizer, record, apply, clean up
 // what left the work, write status only when it changed.
 func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.trace(req.NamespacedName, StageStart)
 	work := &workv1.ManifestWork{}
 	if err := r.hub.Get(ctx, req.NamespacedName, work); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -99,35 +102,45 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// this work too, and the deletion is handled above.
 		return ctrl.Result{}, nil
 	}
+	// The finalizer goes to the hub while the managed cluster is written (two
+	// apiservers, one round trip instead of two); the status write waits for
+	// it. The record exists before anything is applied, so a work deleted in
+	// between still has its resources found (eviction.go).
+	var finalized chan error
+	withFinalizer := work
 	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
-		controllerutil.AddFinalizer(work, workv1.ManifestWorkFinalizer)
-		if err := r.hub.Update(ctx, work); err != nil {
-			return ctrl.Result{}, err
-		}
+		withFinalizer = work.DeepCopy()
+		controllerutil.AddFinalizer(withFinalizer, workv1.ManifestWorkFinalizer)
+		finalized = make(chan error, 1)
+		go func() { finalized <- r.hub.Update(ctx, withFinalizer) }()
 	}
 	amw, err := r.ensureApplied(ctx, work.Name)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("record on the managed cluster: %w", err)
+		return ctrl.Result{}, errors.Join(fmt.Errorf("record on the managed cluster: %w", err), wait(finalized))
 	}
 	if amw.DeletionTimestamp != nil {
 		// Someone deleted the record on the managed cluster: clean up what it
 		// lists, let it go, and apply again from scratch on the next pass.
-		return r.releaseRecord(ctx, amw, work.Spec.DeleteOption)
+		if err := wait(finalized); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.releaseRecord(ctx, work, amw)
 	}
 
 	results, outcome := r.applyAll(ctx, work, amw)
-	r.watcher.SetFollowed(work.Name, outcome.followed)
-	affected := r.reportConflicts(work.Name, results, outcome.claims)
-	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
-	// After record: a work that let go of an object has released it by now,
-	// so the works waiting for it find it free.
-	r.wake(ctx, affected)
-	if err != nil {
+	r.trace(req.NamespacedName, StageApplied)
+	if err := wait(finalized); err != nil {
 		return ctrl.Result{}, err
 	}
+	work = withFinalizer // its resourceVersion, for the status write
+	r.watcher.SetFollowed(work.Name, outcome.followed)
+	affected := r.reportConflicts(work.Name, results, outcome.claims)
 
 	// The new status, its messages cut to fit the CRD (an apiserver error can
 	// quote a whole manifest); the full text goes to the log and an Event.
+	// It is written before the record: the hub learns of the apply one write
+	// sooner, and the record's resources carry an owner reference to it
+	// already (finalize also finds what the record misses, finalize.go).
 	next := *work
 	next.Status = status.Build(work.Status, results, work.Generation)
 	conditions.Fit(ctx, r.recorder, &next)
@@ -135,8 +148,26 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.hub.Status().Update(ctx, &next); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.trace(req.NamespacedName, StageStatus)
+	}
+
+	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
+	// After record: a work that let go of an object has released it by now,
+	// so the works waiting for it find it free.
+	r.wake(ctx, affected)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: r.nextCheck(req.Name, outcome.failed)}, nil
+}
+
+// wait returns the result of a write started on its own goroutine (nil
+// channel: none was started).
+func wait(done <-chan error) error {
+	if done == nil {
+		return nil
+	}
+	return <-done
 }
 
 // nextCheck is when to look at a work again: after StatusSyncInterval, or,

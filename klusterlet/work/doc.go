@@ -5,9 +5,9 @@
 // Resources and what the agent owns on them:
 //
 //   - ManifestWork (hub, namespace = cluster name): the finalizer
-//     cluster.open-cluster-management.io/manifest-work-cleanup, added before
-//     anything is applied and removed once the work's resources are deleted (or
-//     orphaned); the whole status: per-manifest conditions Applied, Available,
+//     cluster.open-cluster-management.io/manifest-work-cleanup, written while
+//     the first pass applies (in parallel; the status waits for it) and removed
+//     once the work's resources are deleted (or orphaned); the whole status: per-manifest conditions Applied, Available,
 //     StatusFeedbackSynced with feedback values, work-level Applied and
 //     Available (see package status for the reasons), the conditions of
 //     spec.manifestConfigs[].conditionRules per manifest and aggregated per
@@ -20,8 +20,10 @@
 //   - AppliedManifestWork (managed cluster, cluster-scoped, named
 //     <hubHash>-<workName>): created per ManifestWork with the finalizer
 //     cluster.open-cluster-management.io/applied-manifest-work-cleanup and the
-//     label work.flotilla.dev/cluster (the cluster's name); its
-//     status.appliedResources records every applied resource with its UID.
+//     label work.flotilla.dev/cluster (the cluster's name) before anything is
+//     applied; its status.appliedResources records every applied resource
+//     with its UID, written after the work's status (cleanup also finds the
+//     work's objects owned by the record that it does not list yet).
 //   - The applied resources: each carries an owner reference to its
 //     AppliedManifestWork and the annotations work.flotilla.dev/manifest-hash
 //     and work.flotilla.dev/manifest-metadata-keys, which say what manifest was

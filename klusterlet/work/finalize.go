@@ -37,6 +37,7 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
+		r.addUnrecorded(ctx, work, amw)
 		done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
 		if err != nil || !done {
 			return ctrl.Result{RequeueAfter: waitCleanup}, err
@@ -51,8 +52,9 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 
 // releaseRecord finishes the deletion of an AppliedManifestWork someone deleted
 // while its ManifestWork still exists.
-func (r *reconciler) releaseRecord(ctx context.Context, amw *workv1.AppliedManifestWork, opt *workv1.DeleteOption) (ctrl.Result, error) {
-	done, err := cleanup(ctx, r.spoke, r.applier, amw, opt)
+func (r *reconciler) releaseRecord(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) (ctrl.Result, error) {
+	r.addUnrecorded(ctx, work, amw)
+	done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
 	if err != nil || !done {
 		return ctrl.Result{RequeueAfter: waitCleanup}, err
 	}
@@ -60,6 +62,52 @@ func (r *reconciler) releaseRecord(ctx context.Context, amw *workv1.AppliedManif
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: waitCleanup}, nil
+}
+
+// addUnrecorded adds to amw's status (in memory only) the objects of the
+// work's manifests that carry an owner reference to amw but are not recorded
+// in it: the agent records after it writes the work's status, so an agent
+// that stopped between the apply and the record left them unlisted. They are
+// then cleaned up like the recorded ones. An object that cannot be read is
+// skipped (it is either gone or its kind is not served).
+func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) {
+	recorded := map[applied.Key]bool{}
+	for _, res := range amw.Status.AppliedResources {
+		recorded[applied.KeyOf(res)] = true
+	}
+	for _, m := range work.Spec.Workload.Manifests {
+		obj, err := apply.Decode(m)
+		if obj == nil || err != nil {
+			continue
+		}
+		t, err := r.applier.Resolve(obj)
+		if err != nil {
+			continue
+		}
+		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
+		if recorded[key] {
+			continue
+		}
+		live, err := r.applier.Get(ctx, t)
+		if err != nil || live == nil || !ownedBy(live.GetOwnerReferences(), amw.UID) {
+			continue
+		}
+		recorded[key] = true
+		amw.Status.AppliedResources = append(amw.Status.AppliedResources, workv1.AppliedManifestResourceMeta{
+			ResourceIdentifier: workv1.ResourceIdentifier{Group: key.Group, Resource: key.Resource, Namespace: key.Namespace, Name: key.Name},
+			Version:            t.GVR.Version,
+			UID:                string(live.GetUID()),
+		})
+	}
+}
+
+func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {
+	for _, ref := range refs {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanup deletes the resources an AppliedManifestWork records and waits until

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -43,7 +44,14 @@ import (
 // A second run puts 1,000 works on a single cluster, to measure the memory of
 // one agent holding 1,000 works. FLOTILLA_BENCH_WORKS and
 // FLOTILLA_BENCH_CLUSTERS replace both runs with one of the given size;
-// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers (default 4).
+// FLOTILLA_BENCH_AGENT_WORKERS sets each agent's Options.Workers and
+// FLOTILLA_BENCH_AGENT_QPS its clients' QPS (burst twice that); default: the
+// agent's.
+//
+// FLOTILLA_BENCH_RATE=N switches from the burst to a steady rate: the works
+// are created at N per second (each create on its own goroutine, so a slow
+// create does not slow the rate), and the metric rate-works/s says so; the
+// other metric names stay the same.
 func BenchmarkWorkDistribution(b *testing.B) {
 	// 1,000 works over 10 clusters for latency; 1,000 works on one cluster for
 	// the memory of one agent holding 1,000 works.
@@ -74,7 +82,9 @@ func envInt(b *testing.B, name string, def int) int {
 
 func run(b *testing.B, works, clusters int) {
 	timeout := time.Duration(envInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600)) * time.Second
+	rate := envInt(b, "FLOTILLA_BENCH_RATE", 0)             // 0: a burst, 8 concurrent creators
 	workers := envInt(b, "FLOTILLA_BENCH_AGENT_WORKERS", 0) // 0: the agent's default
+	agentQPS := envInt(b, "FLOTILLA_BENCH_AGENT_QPS", 0)    // 0: the agent's default
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -149,15 +159,21 @@ func run(b *testing.B, works, clusters int) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 
+	tr := &tracer{at: map[types.NamespacedName]map[work.Stage]time.Time{}}
 	agentCtx, stopAgents := context.WithCancel(ctx)
 	var agents sync.WaitGroup
 	for _, name := range names {
 		agents.Add(1)
 		go func() {
 			defer agents.Done()
+			agentHub, agentSpoke := worktest.AgentHubConfig(env.Hub.Config, name), rest.CopyConfig(spokeCfg)
+			if agentQPS > 0 {
+				agentHub.QPS, agentHub.Burst = float32(agentQPS), 2*agentQPS
+				agentSpoke.QPS, agentSpoke.Burst = float32(agentQPS), 2*agentQPS
+			}
 			if err := work.Run(agentCtx, work.Options{
-				HubConfig: worktest.AgentHubConfig(env.Hub.Config, name), SpokeConfig: spokeCfg,
-				ClusterName: name, AgentID: name, Workers: workers,
+				HubConfig: agentHub, SpokeConfig: agentSpoke,
+				ClusterName: name, AgentID: name, Workers: workers, Tracer: tr,
 			}); err != nil {
 				b.Errorf("agent %s: %v", name, err)
 			}
@@ -198,35 +214,54 @@ func run(b *testing.B, works, clusters int) {
 	}
 	b.ResetTimer()
 	start := time.Now()
-	jobs := make(chan int)
+	create := func(i int) {
+		cluster := names[i%clusters]
+		name := fmt.Sprintf("%s-w%04d", cluster, i)
+		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name}}
+		w.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: []byte(fmt.Sprintf(
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"bench-%s","labels":{"bench":"work","work":"%s.%s"}},"data":{"i":"%d"}}`,
+			name, cluster, cluster, name, i))}}}
+		key := cluster + "/" + name
+		t0 := time.Now()
+		mu.Lock()
+		created[key] = t0
+		mu.Unlock()
+		if _, err := hubWork.WorkV1().ManifestWorks(cluster).Create(ctx, w, metav1.CreateOptions{}); err != nil {
+			b.Errorf("create %s: %v", key, err)
+			mu.Lock()
+			delete(created, key)
+			mu.Unlock()
+		}
+	}
 	var creators sync.WaitGroup
-	for range 8 {
-		creators.Add(1)
-		go func() {
-			defer creators.Done()
-			for i := range jobs {
-				cluster := names[i%clusters]
-				name := fmt.Sprintf("%s-w%04d", cluster, i)
-				w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: name}}
-				w.Spec.Workload.Manifests = []workv1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: []byte(fmt.Sprintf(
-					`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q,"namespace":"bench-%s","labels":{"bench":"work","work":"%s.%s"}},"data":{"i":"%d"}}`,
-					name, cluster, cluster, name, i))}}}
-				key := cluster + "/" + name
-				t0 := time.Now()
-				if _, err := hubWork.WorkV1().ManifestWorks(cluster).Create(ctx, w, metav1.CreateOptions{}); err != nil {
-					b.Errorf("create %s: %v", key, err)
-					continue
-				}
-				mu.Lock()
-				created[key] = t0
-				mu.Unlock()
+	if rate > 0 {
+		// Steady: one create every 1/rate seconds, on the schedule, not
+		// after the previous create returned.
+		tick := time.NewTicker(time.Second / time.Duration(rate))
+		for i := range works {
+			if i > 0 {
+				<-tick.C
 			}
-		}()
+			creators.Add(1)
+			go func() { defer creators.Done(); create(i) }()
+		}
+		tick.Stop()
+	} else {
+		jobs := make(chan int)
+		for range 8 {
+			creators.Add(1)
+			go func() {
+				defer creators.Done()
+				for i := range jobs {
+					create(i)
+				}
+			}()
+		}
+		for i := range works {
+			jobs <- i
+		}
+		close(jobs)
 	}
-	for i := range works {
-		jobs <- i
-	}
-	close(jobs)
 	creators.Wait()
 	createdIn := time.Since(start)
 
@@ -276,12 +311,79 @@ func run(b *testing.B, works, clusters int) {
 	b.ReportMetric(ms(pct(toApplied, 50)), "p50-to-applied-ms")
 	b.ReportMetric(ms(pct(toApplied, 99)), "p99-to-applied-ms")
 	b.ReportMetric(total.Seconds(), "all-applied-s")
+	b.ReportMetric(createdIn.Seconds(), "creates-s")
+	if rate > 0 {
+		b.ReportMetric(float64(rate), "rate-works/s")
+	}
 	b.ReportMetric(heap/float64(clusters)/(1<<20), "heap-MiB/agent")
 	b.Logf("%d works over %d clusters: created in %s, all Applied in %s", works, clusters, createdIn.Round(time.Millisecond), total.Round(time.Millisecond))
 	b.Logf("create -> on cluster: p50 %s p99 %s (n=%d)", pct(toSpoke, 50), pct(toSpoke, 99), len(toSpoke))
 	b.Logf("create -> Applied=True: p50 %s p99 %s (n=%d)", pct(toApplied, 50), pct(toApplied, 99), len(toApplied))
+	// The timeline of each work: create, agent's watch event, worker start,
+	// applied on the cluster, status written, Applied=True seen on the hub.
+	tr.mu.Lock()
+	segments := []struct {
+		name     string
+		from, to func(types.NamespacedName) (time.Time, bool)
+	}{
+		{"create->event", tr.createdOf(created), tr.stage(work.StageEvent)},
+		{"event->start", tr.stage(work.StageEvent), tr.stage(work.StageStart)},
+		{"start->applied", tr.stage(work.StageStart), tr.stage(work.StageApplied)},
+		{"applied->status", tr.stage(work.StageApplied), tr.stage(work.StageStatus)},
+		{"status->seen", tr.stage(work.StageStatus), tr.createdOf(appliedAt)},
+	}
+	for _, seg := range segments {
+		var ds []time.Duration
+		for key := range created {
+			k := types.NamespacedName{Namespace: strings.Split(key, "/")[0], Name: strings.Split(key, "/")[1]}
+			from, ok1 := seg.from(k)
+			to, ok2 := seg.to(k)
+			if ok1 && ok2 {
+				ds = append(ds, to.Sub(from))
+			}
+		}
+		b.ReportMetric(ms(pct(ds, 50)), "p50-"+strings.ReplaceAll(seg.name, "->", "-to-")+"-ms")
+		b.Logf("trace %-16s p50 %s p99 %s (n=%d)", seg.name, pct(ds, 50), pct(ds, 99), len(ds))
+	}
+	tr.mu.Unlock()
 	b.Logf("Go heap of the %d agents after GC: %.1f MiB (%.1f MiB per agent); process RSS-like Sys %.0f MiB",
 		clusters, heap/(1<<20), heap/float64(clusters)/(1<<20), float64(after.Sys)/(1<<20))
+}
+
+// tracer keeps the first time each work passed each stage in the agents.
+type tracer struct {
+	mu sync.Mutex
+	at map[types.NamespacedName]map[work.Stage]time.Time
+}
+
+func (t *tracer) Trace(w types.NamespacedName, s work.Stage) {
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.at[w]
+	if m == nil {
+		m = map[work.Stage]time.Time{}
+		t.at[w] = m
+	}
+	if _, seen := m[s]; !seen {
+		m[s] = now
+	}
+}
+
+// stage reads the time a work passed s (t.mu held).
+func (t *tracer) stage(s work.Stage) func(types.NamespacedName) (time.Time, bool) {
+	return func(k types.NamespacedName) (time.Time, bool) {
+		at, ok := t.at[k][s]
+		return at, ok
+	}
+}
+
+// createdOf reads a time from one of the benchmark's own maps (mu held).
+func (t *tracer) createdOf(m map[string]time.Time) func(types.NamespacedName) (time.Time, bool) {
+	return func(k types.NamespacedName) (time.Time, bool) {
+		at, ok := m[k.Namespace+"/"+k.Name]
+		return at, ok
+	}
 }
 
 // dotToSlash turns the ConfigMap's "work" label "<cluster>.<name>" (labels

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"text/tabwriter"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // row is one line of the comparison table: the same figure measured on both.
@@ -26,9 +29,11 @@ var workloads = []struct {
 }{
 	{"placement", placementWorkload},
 	{"work", workWorkload},
+	{"registration", registrationWorkload},
 }
 
 func BenchmarkCompare(b *testing.B) {
+	log.SetLogger(logr.Discard()) // Flotilla's in-process work agent logs through controller-runtime
 	upstream := upstreamBin(b)
 	picked := strings.Split(os.Getenv("FLOTILLA_COMPARE"), ",")
 	var rows []row
@@ -51,7 +56,7 @@ func upstreamBin(b *testing.B) string {
 	if dir == "" {
 		b.Fatal("FLOTILLA_UPSTREAM_BIN is not set: build upstream with hack/upstream-build.sh (or run make bench-compare) and set it to the folder it prints")
 	}
-	for _, bin := range []string{"placement", "work"} {
+	for _, bin := range []string{"placement", "work", "registration"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
 			b.Fatalf("FLOTILLA_UPSTREAM_BIN=%s has no %s binary: %v (rebuild with hack/upstream-build.sh)", dir, bin, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,7 +62,8 @@ func acceptRun(b *testing.B, ctx context.Context, env *testenv.Env, prefix strin
 	acceptedAt := map[string]time.Time{}
 	observe := func(obj interface{}) {
 		mc, ok := obj.(*clusterv1.ManagedCluster)
-		if !ok || !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) {
+		if !ok || !strings.HasPrefix(mc.Name, prefix+"-") || // the other run's clusters are accepted too
+			!meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) {
 			return
 		}
 		mu.Lock()

@@ -66,7 +66,7 @@ interop: SHELL := /bin/bash
 interop: controlplane upstream
 	set -o pipefail; $(GO) test -tags interop -count=1 -v -timeout 60m ./test/interop/ -args -interop.available-for=$(INTEROP_AVAILABLE_FOR) 2>&1 | tee .upstream/interop.log | grep -v '^[IEW][0-9]\{4\} ' 
 
-## bench-compare: the same workloads on Flotilla and on upstream OCM built from source, one run, with ratios (fetches; not in CI). BENCH_COMPARE=placement (docs/benchmarks.md)
+## bench-compare: the same workloads on Flotilla and on upstream OCM built from source, one run, with ratios (fetches; not in CI). BENCH_COMPARE=placement,work,registration (docs/benchmarks.md)
 BENCH_COMPARE ?=
 bench-compare: controlplane build upstream
 	FLOTILLA=$(FLOTILLA) FLOTILLA_UPSTREAM_BIN=$(CURDIR)/.upstream/bin FLOTILLA_COMPARE=$(BENCH_COMPARE) \

@@ -9,6 +9,7 @@
 //	FLOTILLA_UPSTREAM_BIN=<folder with placement, work, registration> \
 //	  go test -tags compare -run '^$' -bench . -benchtime 1x -timeout 60m ./test/bench/compare/
 //
-// FLOTILLA_COMPARE (comma-separated, default all) picks the workloads; see
+// FLOTILLA_COMPARE (comma-separated: placement, work, registration; default
+// all) picks the workloads; see
 // docs/benchmarks.md, "Side by side with upstream".
 package compare

@@ -16,7 +16,7 @@ TEST_FLAGS    ?=
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean interop upstream
+.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean interop upstream bench-compare
 
 all: build
 
@@ -67,6 +67,12 @@ INTEROP_AVAILABLE_FOR ?= 5m
 interop: SHELL := /bin/bash
 interop: controlplane upstream
 	set -o pipefail; $(GO) test -tags interop -count=1 -v -timeout 60m ./test/interop/ -args -interop.available-for=$(INTEROP_AVAILABLE_FOR) 2>&1 | tee .upstream/interop.log | grep -v '^[IEW][0-9]\{4\} ' 
+
+## bench-compare: the same workloads on Flotilla and on upstream OCM built from source, one run, with ratios (fetches; not in CI). BENCH_COMPARE=placement,work,registration (docs/benchmarks.md)
+BENCH_COMPARE ?=
+bench-compare: controlplane build upstream
+	FLOTILLA=$(FLOTILLA) FLOTILLA_UPSTREAM_BIN=$(CURDIR)/.upstream/bin FLOTILLA_COMPARE=$(BENCH_COMPARE) \
+		$(GO) test -tags compare -count=1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./test/bench/compare/
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

@@ -1,0 +1,306 @@
+//go:build compare
+
+package compare
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/test/bench/benchutil"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// The placement workload is upstream's own placement benchmark: every cluster in
+// one set, each placement asks for 10 of them ranked by an AddOn score,
+// ResourceAllocatableCPU and Balance.
+const (
+	placementClusters = 1000
+	placementCount    = 1000
+	perPlacement      = 10
+	scoreName         = "bench"
+)
+
+// placementWorkload fills one hub, then runs Flotilla's hub and upstream's
+// placement controller one after the other, each on its own namespace of
+// placements (the other's are deleted first).
+func placementWorkload(b *testing.B, upstream string) []row {
+	b.StopTimer()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env := testenv.Start(b, testenv.Options{})
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fillFleet(b, ctx, c)
+
+	runs := []struct {
+		name  string
+		start func(ns string) (pid int, stop func())
+	}{
+		{"flotilla", func(string) (int, func()) {
+			return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), "hub", "--kubeconfig", env.Hub.KubeconfigPath, "--compliance-db", "off", "--remove-webhooks-on-stop")
+		}},
+		{"upstream", func(string) (int, func()) {
+			ensureNamespace(b, ctx, c, "open-cluster-management-hub")
+			return startProcess(b, ctx, "upstream-placement", filepath.Join(upstream, "placement"), "controller",
+				"--kubeconfig", env.Hub.KubeconfigPath, "--namespace", "open-cluster-management-hub",
+				"--disable-leader-election", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+		}},
+	}
+	got := map[string]placementResult{}
+	for _, r := range runs {
+		got[r.name] = placementRun(b, ctx, c, cfg, "cmp-"+r.name, r.start)
+	}
+	f, u := got["flotilla"], got["upstream"]
+	return []row{
+		{"placement 1000x1000", "time to all decided (s)", f.elapsed.Seconds(), u.elapsed.Seconds()},
+		{"placement 1000x1000", "controller CPU (s)", f.cpu.Seconds(), u.cpu.Seconds()},
+		{"placement 1000x1000", "controller peak RSS (MiB)", f.peakRSS, u.peakRSS},
+	}
+}
+
+type placementResult struct {
+	elapsed, cpu time.Duration
+	peakRSS      float64 // MiB, VmHWM of the controller process over its whole life
+}
+
+// fillFleet creates the set, the clusters (with allocatable CPU) and an
+// AddOnPlacementScore in each cluster's namespace.
+func fillFleet(b *testing.B, ctx context.Context, c client.Client) {
+	start := time.Now()
+	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}))
+	parallel(b, placementClusters, func(i int) error {
+		name := fmt.Sprintf("cluster-%04d", i)
+		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}}
+		if err := c.Create(ctx, mc); err != nil {
+			return err
+		}
+		cpu := resource.MustParse(fmt.Sprint(2 + i%15))
+		mc.Status.Allocatable = clusterv1.ResourceList{clusterv1.ResourceCPU: cpu}
+		mc.Status.Capacity = clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("16")}
+		if err := c.Status().Update(ctx, mc); err != nil {
+			return err
+		}
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return err
+		}
+		sc := &clusterv1alpha1.AddOnPlacementScore{ObjectMeta: metav1.ObjectMeta{Name: scoreName, Namespace: name}}
+		if err := c.Create(ctx, sc); err != nil {
+			return err
+		}
+		sc.Status.Scores = []clusterv1alpha1.AddOnPlacementScoreItem{{Name: scoreName, Value: int32(i*37%201 - 100)}}
+		return c.Status().Update(ctx, sc)
+	})
+	b.Logf("fleet of %d clusters with scores created in %s", placementClusters, time.Since(start).Round(time.Millisecond))
+}
+
+func benchPlacement(ns string, i int) *clusterv1beta1.Placement {
+	n := int32(perPlacement)
+	builtIn := func(name string) clusterv1beta1.PrioritizerConfig {
+		return clusterv1beta1.PrioritizerConfig{Weight: 1, ScoreCoordinate: &clusterv1beta1.ScoreCoordinate{
+			Type: clusterv1beta1.ScoreCoordinateTypeBuiltIn, BuiltIn: name}}
+	}
+	return &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%05d", i), Namespace: ns},
+		Spec: clusterv1beta1.PlacementSpec{
+			NumberOfClusters: &n,
+			PrioritizerPolicy: clusterv1beta1.PrioritizerPolicy{Mode: clusterv1beta1.PrioritizerPolicyModeAdditive,
+				Configurations: []clusterv1beta1.PrioritizerConfig{
+					{Weight: 1, ScoreCoordinate: &clusterv1beta1.ScoreCoordinate{Type: clusterv1beta1.ScoreCoordinateTypeAddOn,
+						AddOn: &clusterv1beta1.AddOnScore{ResourceName: scoreName, ScoreName: scoreName}}},
+					builtIn("ResourceAllocatableCPU"),
+					builtIn("Balance"),
+				}},
+			// The clusters have no agents: a hub may taint them once their lease grace ends.
+			Tolerations: []clusterv1beta1.Toleration{{Key: clusterv1.ManagedClusterTaintUnreachable, Operator: clusterv1beta1.TolerationOpExists},
+				{Key: clusterv1.ManagedClusterTaintUnavailable, Operator: clusterv1beta1.TolerationOpExists}}}}
+}
+
+// placementRun starts one controller, waits until it decides a probe placement
+// (so both are measured from a warm, synced start), then creates the placements
+// in ns and clocks until every one holds its 10 decisions. It stops the
+// controller and deletes the placements before returning.
+func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.Config, ns string,
+	start func(ns string) (int, func())) placementResult {
+	ensureNamespace(b, ctx, c, ns)
+	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "bench"}}))
+	watcher, err := cache.New(cfg, cache.Options{Scheme: scheme.New(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := watcher.GetInformer(ctx, &clusterv1beta1.PlacementDecision{}); err != nil {
+		b.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	go func() { _ = watcher.Start(wctx) }()
+	watcher.WaitForCacheSync(wctx)
+
+	pid, stop := start(ns)
+	defer stop()
+	must(b, c.Create(ctx, benchPlacement(ns, 99999)))
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return decided(b, ctx, watcher)["p-99999"] == perPlacement, nil
+	}); err != nil {
+		b.Fatalf("%s: the controller (pid %d) did not decide a first placement within 3 minutes: %v", ns, pid, err)
+	}
+
+	b.StartTimer()
+	cpu0 := benchutil.CPU(pid)
+	begin := time.Now()
+	parallel(b, placementCount, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
+	created := time.Since(begin)
+	last := time.Now()
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+		done := 0
+		for _, n := range decided(b, ctx, watcher) {
+			if n == perPlacement {
+				done++
+			}
+		}
+		if time.Since(last) > 10*time.Second {
+			fmt.Fprintf(os.Stderr, "    %s: %d of %d placements decided after %s\n", ns, done-1, placementCount, time.Since(begin).Round(time.Second))
+			last = time.Now()
+		}
+		return done == placementCount+1, nil
+	})
+	elapsed := time.Since(begin)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("%s: not every placement decided after %s: %v", ns, elapsed, err)
+	}
+	res := placementResult{elapsed: elapsed, cpu: benchutil.CPU(pid) - cpu0}
+	_, res.peakRSS = benchutil.Memory(pid)
+	b.Logf("%s: %d placements created in %s, all decided after %s; controller CPU %s, peak RSS %.0f MiB",
+		ns, placementCount, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), res.cpu, res.peakRSS)
+
+	stop()
+	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)))
+	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.PlacementDecision{}, client.InNamespace(ns)))
+	return res
+}
+
+// decided sums, per placement, the clusters its PlacementDecisions hold.
+func decided(b *testing.B, ctx context.Context, r client.Reader) map[string]int {
+	var ds clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &ds, client.UnsafeDisableDeepCopy); err != nil {
+		b.Logf("list decisions: %v", err)
+		return nil
+	}
+	n := map[string]int{}
+	for _, d := range ds.Items {
+		n[d.Labels[clusterv1beta1.PlacementLabel]] += len(d.Status.Decisions)
+	}
+	return n
+}
+
+// startProcess runs a controller as its own process, logging to a file kept
+// in the benchmark's temporary folder; stop (safe to call twice) interrupts it
+// and waits for it to end.
+func startProcess(b *testing.B, ctx context.Context, name, bin string, args ...string) (int, func()) {
+	log, err := os.Create(filepath.Join(b.TempDir(), name+".log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start %s: %v", bin, err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			log.Close()
+		})
+	}
+	b.Cleanup(stop)
+	return cmd.Process.Pid, stop
+}
+
+func ensureNamespace(b *testing.B, ctx context.Context, c client.Client, ns string) {
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !isAlreadyExists(err) {
+		b.Fatal(err)
+	}
+}
+
+func isAlreadyExists(err error) bool { return apierrors.IsAlreadyExists(err) }
+
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func must(b *testing.B, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// parallel runs f(0..n-1) on 32 goroutines and fails b on the first error.
+func parallel(b *testing.B, n int, f func(int) error) { parallelN(b, 32, n, f) }
+
+// parallelN runs f(0..n-1) on g goroutines and fails b on the first error.
+func parallelN(b *testing.B, g, n int, f func(int) error) {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int)
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		b.Fatal(first)
+	}
+}

@@ -93,6 +93,7 @@ lint:
 	$(GO) vet -tags nodes ./test/e2e/nodes/ ./test/bench/nodes/
 	$(GO) vet -tags chaos ./test/chaos/
 	$(GO) vet -tags interop ./test/interop/
+	$(GO) vet -tags compare ./test/bench/compare/
 
 ## manifests: copy the OCM CRDs from the pinned api module into manifests/crds
 manifests:

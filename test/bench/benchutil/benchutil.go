@@ -3,7 +3,6 @@
 package benchutil
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,51 +74,32 @@ func WaitHub(b testing.TB, ctx context.Context, env *testenv.Env) {
 // Memory reads a process's resident and peak resident memory in MiB (0 when
 // the process is gone).
 func Memory(pid int) (rss, hwm float64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
-	}
-	return rss, hwm
+	m := status(pid)
+	return m["VmRSS:"], m["VmHWM:"]
 }
 
 // MemoryParts reads a process's resident memory by kind, in MiB: anonymous
 // (heap, stacks), file-backed (the binary's pages) and shared memory.
 func MemoryParts(pid int) (anon, file, shmem float64) {
+	m := status(pid)
+	return m["RssAnon:"], m["RssFile:"], m["RssShmem:"]
+}
+
+// status reads the kB fields of /proc/PID/status, in MiB, by their key.
+func status(pid int) map[string]float64 {
+	out := map[string]float64{}
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, 0
+		return out
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "RssAnon:":
-			anon = kb / 1024
-		case "RssFile:":
-			file = kb / 1024
-		case "RssShmem:":
-			shmem = kb / 1024
+		if len(f) == 3 && f[2] == "kB" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			out[f[0]] = kb / 1024
 		}
 	}
-	return anon, file, shmem
+	return out
 }
 
 // CPU is the user+system CPU time a process has used.
@@ -136,4 +117,35 @@ func CPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+// Parallel runs f(0..n-1) on 32 goroutines and fails b with the first error.
+func Parallel(b testing.TB, n int, f func(int) error) { ParallelN(b, 32, n, f) }
+
+// ParallelN runs f(0..n-1) on g goroutines and fails b with the first error.
+func ParallelN(b testing.TB, g, n int, f func(int) error) {
+	b.Helper()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int)
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		b.Fatal(first)
+	}
 }

@@ -93,7 +93,7 @@ type placementResult struct {
 func fillFleet(b *testing.B, ctx context.Context, c client.Client) {
 	start := time.Now()
 	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}))
-	parallel(b, placementClusters, func(i int) error {
+	benchutil.Parallel(b, placementClusters, func(i int) error {
 		name := fmt.Sprintf("cluster-%04d", i)
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}}
@@ -173,7 +173,7 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 	b.StartTimer()
 	cpu0 := benchutil.CPU(pid)
 	begin := time.Now()
-	parallel(b, placementCount, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
+	benchutil.Parallel(b, placementCount, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
 	created := time.Since(begin)
 	last := time.Now()
 	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -272,35 +272,5 @@ func must(b *testing.B, err error) {
 	b.Helper()
 	if err != nil {
 		b.Fatal(err)
-	}
-}
-
-// parallel runs f(0..n-1) on 32 goroutines and fails b on the first error.
-func parallel(b *testing.B, n int, f func(int) error) { parallelN(b, 32, n, f) }
-
-// parallelN runs f(0..n-1) on g goroutines and fails b on the first error.
-func parallelN(b *testing.B, g, n int, f func(int) error) {
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	next := make(chan int)
-	for range g {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		b.Fatal(first)
 	}
 }

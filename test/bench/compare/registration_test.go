@@ -100,7 +100,7 @@ func acceptRun(b *testing.B, ctx context.Context, env *testenv.Env, prefix strin
 	b.StartTimer()
 	patched := make([]time.Time, accepted+1)
 	begin := time.Now()
-	parallelN(b, accepted, accepted, func(i int) error {
+	benchutil.ParallelN(b, accepted, accepted, func(i int) error {
 		patched[i+1] = time.Now()
 		_, err := c.ClusterV1().ManagedClusters().Patch(ctx, name(i+1), types.MergePatchType,
 			[]byte(`{"spec":{"hubAcceptsClient":true}}`), metav1.PatchOptions{})

@@ -25,6 +25,7 @@ import (
 
 	"flotilla.dev/flotilla/klusterlet/work"
 	"flotilla.dev/flotilla/klusterlet/work/worktest"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -130,7 +131,7 @@ func workRun(b *testing.B, ctx context.Context, env *testenv.Env, cluster string
 	var cmu sync.Mutex
 	created := map[string]time.Time{}
 	begin := time.Now()
-	parallelN(b, 8, works, func(i int) error {
+	benchutil.ParallelN(b, 8, works, func(i int) error {
 		name := fmt.Sprintf("w%04d", i)
 		t0 := time.Now()
 		if _, err := hubWork.WorkV1().ManifestWorks(cluster).Create(ctx, newWork(name), metav1.CreateOptions{}); err != nil {

@@ -20,7 +20,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +43,7 @@ import (
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/policy/propagator"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -84,7 +84,7 @@ func BenchmarkGovernance(b *testing.B) {
 	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "fleet"}}))
 	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleet", Namespace: ns},
 		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "fleet"}}))
-	parallel(b, clusters, func(i int) error {
+	benchutil.Parallel(b, clusters, func(i int) error {
 		name := fmt.Sprintf("cluster-%04d", i)
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
@@ -116,7 +116,7 @@ func BenchmarkGovernance(b *testing.B) {
 	}, "the placement never selected every cluster")
 
 	start := time.Now()
-	parallel(b, policies, func(i int) error {
+	benchutil.Parallel(b, policies, func(i int) error {
 		name := fmt.Sprintf("policy-%03d", i)
 		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
 			policyv1.StandardsAnnotation: "NIST SP 800-53", policyv1.CategoriesAnnotation: "CM Configuration Management",
@@ -246,29 +246,6 @@ func waitFor(b *testing.B, limit time.Duration, ok func() bool, msg string) {
 			b.Fatal(msg)
 		}
 		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-func parallel(b *testing.B, n int, f func(i int) error) {
-	b.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 32)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := f(i); err != nil {
-				errs <- err
-			}
-		}(i)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
 	}
 }
 

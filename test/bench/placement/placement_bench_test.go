@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +31,7 @@ import (
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -79,7 +79,7 @@ func run(b *testing.B, n int) {
 	}
 
 	start := time.Now()
-	parallel(b, clusters, func(i int) error {
+	benchutil.Parallel(b, clusters, func(i int) error {
 		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{
 			Name:   fmt.Sprintf("cluster-%04d", i),
 			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench", "region": fmt.Sprintf("r%d", i%regions)},
@@ -137,7 +137,7 @@ func run(b *testing.B, n int) {
 	b.StartTimer()
 	cpuBefore := cpuTime()
 	start = time.Now()
-	parallel(b, n, func(i int) error {
+	benchutil.Parallel(b, n, func(i int) error {
 		p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%05d", i), Namespace: fmt.Sprintf("bench-%d", i%namespaces)},
 			Spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
 				LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"region": fmt.Sprintf("r%d", i%regions)}}}}}}}
@@ -303,37 +303,6 @@ func scheduled(ctx context.Context, b *testing.B, c client.Reader) int {
 		}
 	}
 	return done
-}
-
-// parallel runs f(0..n-1) on 32 goroutines and fails b on the first error.
-func parallel(b *testing.B, n int, f func(int) error) {
-	var wg sync.WaitGroup
-	errs := make(chan error, 1)
-	next := make(chan int)
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		b.Fatal(err)
-	default:
-	}
 }
 
 // procRSS returns a process's command name and resident set in KiB.

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -240,12 +241,9 @@ func must(b *testing.B, err error) {
 
 func waitFor(b *testing.B, limit time.Duration, ok func() bool, msg string) {
 	b.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			b.Fatal(msg)
-		}
-		time.Sleep(500 * time.Millisecond)
+	if err := wait.PollUntilContextTimeout(context.Background(), 500*time.Millisecond, limit, true,
+		func(context.Context) (bool, error) { return ok(), nil }); err != nil {
+		b.Fatal(msg)
 	}
 }
 

@@ -181,12 +181,18 @@ func run(b *testing.B, clusters, placements int) {
 	// The steady window: nothing changes; what does the hub hold and spend?
 	steadyCPU := benchutil.CPU(pid)
 	var rss []float64
-	end := time.Now().Add(steady)
-	for time.Now().Before(end) {
-		r, _ := benchutil.Memory(pid)
-		rss = append(rss, r)
-		time.Sleep(time.Second) // sampling a fixed window: nothing to wait for
+	sample := time.NewTicker(time.Second)
+	window := time.After(steady) // a fixed window, sampled each second
+	for done := false; !done; {
+		select {
+		case <-sample.C:
+			r, _ := benchutil.Memory(pid)
+			rss = append(rss, r)
+		case <-window:
+			done = true
+		}
 	}
+	sample.Stop()
 	steadyCPU = benchutil.CPU(pid) - steadyCPU
 	close(stopSampling)
 	<-sampled

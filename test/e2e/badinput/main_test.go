@@ -19,6 +19,7 @@ import (
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
 	"flotilla.dev/flotilla/policy/configpolicy"
+	"flotilla.dev/flotilla/test/hubtest"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -46,18 +47,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	token = res.Token
-	ready := make(chan struct{})
-	hubDone := make(chan error, 1)
-	go func() {
-		hubDone <- hub.Run(ctx, hub.Options{Config: env.Hub.Config, Ready: func() { close(ready) }})
-	}()
-	select {
-	case <-ready:
-	case err := <-hubDone:
-		fmt.Fprintln(os.Stderr, "hub:", err)
-		return 1
-	case <-time.After(2 * time.Minute):
-		fmt.Fprintln(os.Stderr, "hub did not become ready")
+	hubDone, err := hubtest.Start(ctx, hub.Options{Config: env.Hub.Config}, 2*time.Minute)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	// The policy engine governs the managed cluster, as `flotilla policy run` would.

@@ -24,6 +24,7 @@ import (
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/test/hubtest"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -63,18 +64,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "init:", err)
 		return 1
 	}
-	ready := make(chan struct{})
-	hubDone := make(chan error, 1)
-	go func() {
-		hubDone <- hub.Run(ctx, hub.Options{Config: env.Hub.Config, Ready: func() { close(ready) }})
-	}()
-	select {
-	case <-ready:
-	case err := <-hubDone:
-		fmt.Fprintln(os.Stderr, "hub:", err)
-		return 1
-	case <-time.After(timeout):
-		fmt.Fprintln(os.Stderr, "hub did not become ready")
+	hubDone, err := hubtest.Start(ctx, hub.Options{Config: env.Hub.Config}, timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	var names []string

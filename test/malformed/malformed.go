@@ -9,6 +9,7 @@ package malformed
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"sort"
@@ -84,7 +85,7 @@ var mutations = []mutation{
 		if !ok {
 			return nil, false
 		}
-		m = copyMap(m)
+		m = maps.Clone(m)
 		m["flotillaUnknownField"] = "x"
 		return m, true
 	}},
@@ -251,14 +252,6 @@ func get(obj map[string]any, p []step) any {
 		}
 	}
 	return cur
-}
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // Generate makes n cases from bases, spread evenly over them, each named

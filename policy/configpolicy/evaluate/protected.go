@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -44,7 +45,7 @@ func decrypted(p *policyv1.ConfigurationPolicy, c Cluster) (*policyv1.Configurat
 	if secret == nil {
 		return nil, fmt.Errorf("the encryption key %s/%s does not exist", p.Namespace, hubtemplate.KeySecret)
 	}
-	encoded, _, _ := unstructuredString(secret.Object, "data", "key")
+	encoded, _, _ := unstructured.NestedString(secret.Object, "data", "key")
 	key, err := base64.StdEncoding.DecodeString(encoded)
 	if err != nil || len(key) != 32 {
 		return nil, fmt.Errorf("the encryption key %s/%s holds no 256-bit key in data.key", p.Namespace, hubtemplate.KeySecret)
@@ -76,17 +77,4 @@ func decrypted(p *policyv1.ConfigurationPolicy, c Cluster) (*policyv1.Configurat
 		def.Object = nil
 	}
 	return out, nil
-}
-
-func unstructuredString(obj map[string]any, path ...string) (string, bool, error) {
-	var cur any = obj
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false, nil
-		}
-		cur = m[k]
-	}
-	s, ok := cur.(string)
-	return s, ok, nil
 }

@@ -76,8 +76,7 @@ func TestRestartDuringApplyLosesAndDuplicatesNothing(t *testing.T) {
 	w := waitApplied(t, "cluster2", "restart")
 	assert.Len(t, w.Status.ResourceStatus.Manifests, n+1)
 
-	amw := &workv1.AppliedManifestWork{}
-	require.NoError(t, spoke2c.Get(ctx, client.ObjectKey{Name: hubHash + "-restart"}, amw))
+	amw := recordedWork(t, spoke2c, "restart", n+1)
 	l, err = spoke2.CoreV1().ConfigMaps("restart").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	live := map[string]string{}

@@ -253,6 +253,20 @@ func appliedWork(t testing.TB, c client.Client, workName string) (*workv1.Applie
 	return amw, err
 }
 
+// recordedWork waits for the work's AppliedManifestWork to list n resources:
+// the agent writes the hub status first and the record after it
+// (controller.go), so an Applied work can have a record a write behind.
+func recordedWork(t testing.TB, c client.Client, workName string, n int) *workv1.AppliedManifestWork {
+	t.Helper()
+	var amw *workv1.AppliedManifestWork
+	require.Eventually(t, func() bool {
+		a, err := appliedWork(t, c, workName)
+		amw = a
+		return err == nil && len(a.Status.AppliedResources) == n
+	}, wait, tick/10, "the record of work %s should list %d resources", workName, n)
+	return amw
+}
+
 func getCM(t testing.TB, ns, name string) (*corev1.ConfigMap, error) {
 	return spoke1.CoreV1().ConfigMaps(ns).Get(context.Background(), name, metav1.GetOptions{})
 }

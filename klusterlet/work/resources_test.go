@@ -304,8 +304,7 @@ func TestRenamedAgentsRecordIsTakenOver(t *testing.T) {
 	ctx := context.Background()
 	newWork(t, "cluster1", "renamed", namespace("renamed"), configMap("renamed", "c", map[string]interface{}{"k": "v"})).create(t)
 	waitApplied(t, "cluster1", "renamed")
-	amw, err := appliedWork(t, spoke1c, "renamed")
-	require.NoError(t, err)
+	amw := recordedWork(t, spoke1c, "renamed", 2)
 	amw.Spec.AgentID = "cluster1-before-rename"
 	delete(amw.Labels, applied.ClusterLabel)
 	require.NoError(t, spoke1c.Update(ctx, amw))

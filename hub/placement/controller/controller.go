@@ -40,6 +40,8 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	// scores remembers score writes (spec.scoreRateLimit).
 	scores *scoreWrites
+	// statuses remembers status writes, to tell a stale cache.
+	statuses *statusWrites
 }
 
 // Setup registers the controller with mgr.
@@ -54,7 +56,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.Now = time.Now
 	}
 	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{},
-		recorder: mgr.GetEventRecorder("placement"), scores: &scoreWrites{}}
+		recorder: mgr.GetEventRecorder("placement"), scores: &scoreWrites{}, statuses: &statusWrites{}}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

@@ -21,6 +21,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 1. Get the Placement. Deleted ones need nothing: their decisions are owned.
 	var p clusterv1beta1.Placement
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statuses.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if p.DeletionTimestamp != nil {
@@ -72,13 +75,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	next := p
 	next.Status = desiredStatus(&p, res, pages)
 	conditions.Fit(ctx, r.recorder, &next) // a message quoting a huge expression is cut
-	if !reflect.DeepEqual(next.Status, p.Status) {
+	// A cache that has not seen this controller's last status write may hold
+	// an older status that happens to equal the one wanted now: write anyway
+	// (a stale object conflicts and is retried) rather than skip.
+	key := client.ObjectKeyFromObject(&p)
+	if !reflect.DeepEqual(next.Status, p.Status) || !r.statuses.seen(key, p.ResourceVersion) {
 		if err := r.Status().Update(ctx, &next); err != nil {
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: requeueSoon}, nil
 			}
 			return ctrl.Result{}, err
 		}
+		r.statuses.wrote(key, next.ResourceVersion)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -108,3 +116,18 @@ func (s *scoreWrites) wrote(uid types.UID, t time.Time) {
 
 // requeueSoon retries after a write lost a race with the cache.
 const requeueSoon = 200 * time.Millisecond
+
+// statusWrites remembers, per Placement, the resourceVersion of this
+// controller's last status write.
+type statusWrites struct{ m sync.Map }
+
+// seen tells whether an object at resourceVersion rv reflects the last status
+// write (or none was made).
+func (w *statusWrites) seen(key types.NamespacedName, rv string) bool {
+	last, ok := w.m.Load(key)
+	return !ok || last.(string) == rv
+}
+
+func (w *statusWrites) wrote(key types.NamespacedName, rv string) { w.m.Store(key, rv) }
+
+func (w *statusWrites) forget(key types.NamespacedName) { w.m.Delete(key) }

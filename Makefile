@@ -58,7 +58,7 @@ CHAOS_TIMEOUT  ?= 90m
 chaos: controlplane build
 	FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
 
-## upstream: upstream OCM's registration, work, placement and clusteradm built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
+## upstream: upstream OCM's registration, work, placement, clusteradm and config-policy-controller built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
 upstream:
 	@hack/upstream-build.sh
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +45,8 @@ var policiesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
 // Flotilla's engine (`flotilla policy run`) and upstream's
 // config-policy-controller one after the other as their own processes, each on
 // its own namespace of the same 1,000 policies (the first is stopped before
-// the second starts).
+// the second starts). FLOTILLA_COMPARE_CPC_ARGS adds flags to upstream's
+// command line (to see what a tuned upstream does, e.g. --evaluation-backoff 1).
 func policyWorkload(b *testing.B, upstream string) []row {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -83,7 +85,7 @@ func policyWorkload(b *testing.B, upstream string) []row {
 			append([]string{"controller", "--leader-elect=false", "--enable-ocm-policy-namespace=false",
 				"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(b)),
 				"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", freePort(b))},
-				limitArgs(b, "--client-max-qps", "--client-burst")...)...)
+				append(limitArgs(b, "--client-max-qps", "--client-burst"), strings.Fields(os.Getenv("FLOTILLA_COMPARE_CPC_ARGS"))...)...)...)
 	})
 	const w = "policy 1000x5000"
 	return []row{

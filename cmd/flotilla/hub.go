@@ -39,6 +39,9 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 			if err := image.CheckRef(o.AddonImage); err != nil {
 				return fmt.Errorf("--addon-image: %w", err)
 			}
+			if err := checkClientLimits(o.QPS, o.Burst); err != nil {
+				return err
+			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err

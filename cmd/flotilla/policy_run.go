@@ -51,6 +51,9 @@ The identity of the kubeconfig needs to list and watch every kind the policies
 name, and to create, update and delete them for enforce.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkClientLimits(o.qps, o.burst); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runPolicyEngine(ctx, cmd, o)
@@ -120,6 +123,19 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 		Metrics: configpolicy.NewMetrics(reg),
 		Log:     log,
 	})
+}
+
+// checkClientLimits refuses --kube-api-qps and --kube-api-burst values a
+// client cannot run with (a zero or negative limit, or a burst below one
+// second's worth of queries).
+func checkClientLimits(qps float32, burst int) error {
+	switch {
+	case qps <= 0:
+		return fmt.Errorf("--kube-api-qps %g: must be above 0", qps)
+	case burst < int(qps):
+		return fmt.Errorf("--kube-api-burst %d: must be at least --kube-api-qps (%g)", burst, qps)
+	}
+	return nil
 }
 
 // gatekeeperAudit decides whether Flotilla audits Gatekeeper constraints

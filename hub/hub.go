@@ -56,6 +56,11 @@ type Options struct {
 	// ManifestLimit is the largest total manifest size of a ManifestWork in bytes.
 	// Default 0 = work's own default (500 KiB).
 	ManifestLimit int
+	// NilExecutorValidating makes a ManifestWork without spec.executor (and a
+	// ManifestWorkReplicaSet template without one) need execute-as on
+	// work.DefaultExecutorName, the agent's own identity (OCM's hub feature
+	// gate NilExecutorValidating). Default false, as in OCM.
+	NilExecutorValidating bool
 	// WebhookHost is the address the webhook server listens on. Default "127.0.0.1".
 	WebhookHost string
 	// WebhookAdvertiseHost is the address the hub apiserver reaches the webhook
@@ -199,7 +204,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := placement.Setup(mgr, placement.Options{}); err != nil {
 		return fmt.Errorf("placement: %w", err)
 	}
-	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
+	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit, NilExecutorValidating: opts.NilExecutorValidating}); err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
 	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, AgentImage: opts.AddonImage, ManifestLimit: opts.ManifestLimit}); err != nil {

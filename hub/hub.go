@@ -38,7 +38,9 @@ import (
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/httplimit"
 	"flotilla.dev/flotilla/internal/tolerant"
+	"flotilla.dev/flotilla/policy/compliance/web"
 	"flotilla.dev/flotilla/policy/propagator"
 )
 
@@ -177,7 +179,7 @@ func Run(ctx context.Context, opts Options) error {
 		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "flotilla-hub",
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: certDir}),
+		WebhookServer:          newWebhookServer(opts.WebhookHost, opts.WebhookPort, certDir, 0),
 		// controller-runtime v0.23's priority queue can hang the manager's
 		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
 		// rate-limited queue until that is fixed.
@@ -245,6 +247,28 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// newWebhookServer is the hub's one HTTPS server: admission reviews, the addon
+// conversion webhook and the live compliance report. Anyone who reaches the
+// port may call it (the apiserver sends no client certificate), so every
+// handler is bounded in body size and body time (internal/httplimit):
+// admission reviews by the default (8 MiB), conversion reviews by
+// addonconversion.MaxReviewBytes (a list of addons comes in one review), the
+// compliance pages, which take no body but the login form's, by 64 KiB. A body
+// must arrive within bodyTimeout (0: httplimit.DefaultBodyTimeout, 30 s).
+func newWebhookServer(host string, port int, certDir string, bodyTimeout time.Duration) webhook.Server {
+	small := httplimit.Limits{MaxBodyBytes: 64 << 10, BodyTimeout: bodyTimeout}
+	return httplimit.Server{
+		Server:  webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: certDir}),
+		Default: httplimit.Limits{BodyTimeout: bodyTimeout},
+		Paths: map[string]httplimit.Limits{
+			addonconversion.Path: {MaxBodyBytes: addonconversion.MaxReviewBytes, BodyTimeout: bodyTimeout},
+			web.PagePath:         small,
+			web.APIPath:          small,
+			web.LoginPath:        small,
+		},
+	}
 }
 
 // withBaseURL prefixes each webhook's path with base and sets its CA bundle.

@@ -17,6 +17,12 @@
 //     the author for the template's executor, in the replica set's namespace
 //     (the hub writes its works, so the work webhook never sees the author).
 //
+//   - The ManagedClusterAddOn webhook (AddonWebhookPath), with
+//     Options.NilExecutorValidating only: setting or changing spec.configs, or
+//     an install namespace other than the default, needs the execute-as on
+//     DefaultExecutorName that a work without executor needs, in the cluster
+//     namespace (the hub deploys what they choose with the agent's identity).
+//
 //   - The namespace check controller: a ManifestWork in a namespace that belongs
 //     to no ManagedCluster gets a Warning event NotAClusterNamespace (and its
 //     creator an admission warning), since no agent will ever apply it. It owns

@@ -60,6 +60,9 @@ type ExecutorCheck struct {
 	// NilExecutorValidating checks an unset executor as DefaultExecutorName
 	// (the agent's own identity); off, an unset executor is not checked.
 	NilExecutorValidating bool
+	// Reason says, for an unset executor, why the agent's identity is
+	// checked. Default: Field is unset and the hub validates unset executors.
+	Reason string
 }
 
 // CheckExecutor answers c with a SubjectAccessReview for ExecuteAsVerb, as
@@ -74,7 +77,11 @@ func CheckExecutor(ctx context.Context, sar client.Client, c ExecutorCheck) (str
 		return "", nil
 	case e == nil:
 		name = DefaultExecutorName
-		who = fmt.Sprintf("the work agent's own identity (%s is unset, and the hub validates unset executors)", c.Field)
+		reason := c.Reason
+		if reason == "" {
+			reason = c.Field + " is unset, and the hub validates unset executors"
+		}
+		who = "the work agent's own identity (" + reason + ")"
 	default:
 		if p := executorProblem(c.Field, e); p != "" {
 			return p, nil

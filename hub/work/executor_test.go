@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -186,4 +187,100 @@ func TestReplicaSetNilExecutor(t *testing.T) {
 	assert.Contains(t, err.Error(), `user "carol" may not use the work agent's own identity (spec.manifestWorkTemplate.executor is unset`)
 	require.NoError(t, erin.Create(ctx, replicaSet("apps", "plain", nil, cm("app", "a", 1))))
 	require.NoError(t, carol.Create(ctx, replicaSet("apps", "named", executor("app", "deployer"), cm("app", "a", 1))))
+}
+
+// grantAddons binds user, in namespace ns, to write ManagedClusterAddOns there
+// and to execute-as each of executors.
+func grantAddons(t *testing.T, env *testenv.Env, ns, user string, executors ...string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
+		Verbs: []string{"get", "create", "update"}}}
+	if len(executors) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks"},
+			Verbs: []string{work.ExecuteAsVerb}, ResourceNames: executors})
+	}
+	name := "addons-" + user
+	_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := rest.CopyConfig(env.Hub.Config)
+	cfg.Impersonate.UserName = user
+	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	return c
+}
+
+func addon(ns, name, installNs string, configs ...addonv1alpha1.AddOnConfig) *addonv1alpha1.ManagedClusterAddOn {
+	return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: addonv1alpha1.ManagedClusterAddOnSpec{InstallNamespace: installNs, Configs: configs}}
+}
+
+// mirrorConfig points at an AddOnDeploymentConfig in the writer's own
+// namespace: its registries could swap the agent's image.
+var mirrorConfig = addonv1alpha1.AddOnConfig{
+	ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"},
+	ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: "mallory-ns", Name: "mirror"},
+}
+
+// TestAddonConfigNeedsExecuteAs: with the nil-executor option on, the hub
+// writes an addon's works as the agent's own identity, so whoever chooses what
+// the agent runs (spec.configs) or where (spec.installNamespace) needs the
+// execute-as a work without executor needs; enabling an addon with the hub's
+// defaults does not.
+func TestAddonConfigNeedsExecuteAs(t *testing.T) {
+	env, admin, _ := startHubWith(t, work.Options{ManifestLimit: testLimit, NilExecutorValidating: true})
+	ctx := context.Background()
+	mallory := grantAddons(t, env, "cluster1", "mallory")
+	ops := grantAddons(t, env, "cluster1", "ops", work.DefaultExecutorName)
+
+	t.Run("enabling an addon with the hub's defaults passes", func(t *testing.T) {
+		require.NoError(t, mallory.Create(ctx, addon("cluster1", "plain", "")))
+	})
+	t.Run("spec.configs on create is refused, naming field and permission", func(t *testing.T) {
+		err := mallory.Create(ctx, addon("cluster1", "mirrored", "", mirrorConfig))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `ManagedClusterAddOn cluster1/mirrored: user "mallory" may not use the work agent's own identity (spec.configs chooses what the addon's agent runs`)
+		assert.Contains(t, err.Error(), `execute-as work.open-cluster-management.io/manifestworks named "system:serviceaccount::klusterlet-work-sa" in namespace cluster1`)
+	})
+	t.Run("spec.installNamespace on create is refused", func(t *testing.T) {
+		assert.ErrorContains(t, mallory.Create(ctx, addon("cluster1", "in-kube-system", "kube-system")),
+			`user "mallory" may not use the work agent's own identity (spec.installNamespace chooses`)
+	})
+	t.Run("adding configs or moving the install namespace by update is refused; metadata passes", func(t *testing.T) {
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		require.NoError(t, mallory.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "plain"}, mca))
+		mca.Spec.Configs = []addonv1alpha1.AddOnConfig{mirrorConfig}
+		assert.ErrorContains(t, mallory.Update(ctx, mca), `may not use the work agent's own identity (spec.configs`)
+		mca.Spec.Configs = nil
+		mca.Spec.InstallNamespace = "kube-system"
+		assert.ErrorContains(t, mallory.Update(ctx, mca), `may not use the work agent's own identity (spec.installNamespace`)
+		mca.Spec.InstallNamespace = ""
+		mca.Labels = map[string]string{"touched": "yes"}
+		require.NoError(t, mallory.Update(ctx, mca))
+	})
+	t.Run("a grant in another cluster namespace does not count", func(t *testing.T) {
+		other := grantAddons(t, env, "cluster2", "trent")
+		grantAddons(t, env, "cluster1", "trent2", work.DefaultExecutorName)
+		assert.ErrorContains(t, other.Create(ctx, addon("cluster2", "mirrored", "", mirrorConfig)), `user "trent" may not use`)
+	})
+	t.Run("with execute-as on the default executor configs and install namespace pass", func(t *testing.T) {
+		require.NoError(t, ops.Create(ctx, addon("cluster1", "mirrored", "addons", mirrorConfig)))
+		mca := &addonv1alpha1.ManagedClusterAddOn{}
+		require.NoError(t, mallory.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "mirrored"}, mca))
+		mca.Labels = map[string]string{"touched": "yes"}
+		require.NoError(t, mallory.Update(ctx, mca), "an update that keeps the configs passes")
+		require.NoError(t, admin.Create(ctx, addon("cluster1", "admin", "addons", mirrorConfig)))
+	})
+}
+
+// TestAddonConfigWithoutOption: off, the option checks no ManagedClusterAddOn.
+func TestAddonConfigWithoutOption(t *testing.T) {
+	env, _, _ := startHub(t)
+	mallory := grantAddons(t, env, "cluster1", "mallory")
+	require.NoError(t, mallory.Create(context.Background(), addon("cluster1", "mirrored", "kube-system", mirrorConfig)))
 }

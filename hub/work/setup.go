@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -68,6 +69,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := workv1alpha1.Install(mgr.GetScheme()); err != nil {
 		return err
 	}
+	if err := addonv1alpha1.Install(mgr.GetScheme()); err != nil {
+		return err
+	}
 	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
 		reader:  mgr.GetAPIReader(),
@@ -79,6 +83,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		decoder: admission.NewDecoder(mgr.GetScheme()),
 		sar:     mgr.GetClient(),
 		limit:   opts.ManifestLimit,
+		nilExec: opts.NilExecutorValidating,
+	}})
+	mgr.GetWebhookServer().Register(AddonWebhookPath, &webhook.Admission{Handler: &addonValidator{
+		decoder: admission.NewDecoder(mgr.GetScheme()),
+		sar:     mgr.GetClient(),
 		nilExec: opts.NilExecutorValidating,
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
@@ -139,7 +148,7 @@ func Webhooks() []admissionregistrationv1.ValidatingWebhook {
 		SideEffects:             &none,
 		AdmissionReviewVersions: []string{"v1"},
 		TimeoutSeconds:          ptr.To[int32](10),
-	}, replicaSetWebhook()}
+	}, replicaSetWebhook(), addonWebhook()}
 }
 
 // validator admits ManifestWorks whose manifests pass Validate, and warns when

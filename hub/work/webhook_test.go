@@ -79,9 +79,10 @@ func startHubWith(t *testing.T, opts work.Options) (*testenv.Env, client.Client,
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	hooks := work.Webhooks()
-	require.Len(t, hooks, 2)
+	require.Len(t, hooks, 3)
 	assert.Equal(t, work.WebhookPath, *hooks[0].ClientConfig.URL, "only the path: the hub adds its base URL")
 	assert.Equal(t, work.ReplicaSetWebhookPath, *hooks[1].ClientConfig.URL)
+	assert.Equal(t, work.AddonWebhookPath, *hooks[2].ClientConfig.URL)
 	for i := range hooks {
 		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, *hooks[i].ClientConfig.URL)
 		hooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: crt}

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -151,4 +152,39 @@ func TestWebhookServerStalledBody(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.True(t, strings.Contains(string(msg), "conversion webhook: read body"), "got %q", msg)
+}
+
+// TestWebhookServerBoundsHeaders: the compliance page's server (the hub's
+// webhook server) refuses headers above 1 MiB with 431, and closes a
+// connection whose request headers stall (its ReadHeaderTimeout) instead of
+// holding it open.
+func TestWebhookServerBoundsHeaders(t *testing.T) {
+	base, c, pageCalls := startWebhookServer(t, 0)
+
+	t.Run("oversized headers", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodGet, base+web.APIPath, nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Padding", strings.Repeat("a", 2<<20))
+		resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: c.Transport.(*http.Transport).TLSClientConfig}}).Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	})
+	t.Run("stalled headers", func(t *testing.T) {
+		conf := c.Transport.(*http.Transport).TLSClientConfig.Clone()
+		conf.NextProtos = []string{"http/1.1"}
+		conn, err := tls.Dial("tcp", strings.TrimPrefix(base, "https://"), conf)
+		require.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.Write([]byte("GET " + web.PagePath + " HTTP/1.1\r\nHost: hub\r\nX-Slow: "))
+		require.NoError(t, err)
+		// Nothing more is sent. The server must end the connection on its
+		// own; the deadline here only keeps a broken server from hanging
+		// the test.
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Minute)))
+		_, err = io.ReadAll(conn)
+		var ne net.Error
+		assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the server held the stalled connection open: %v", err)
+	})
+	assert.Zero(t, pageCalls.Load(), "no handler ran")
 }

@@ -93,7 +93,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if ok, err := r.isReplica(ctx, &p); err != nil || !ok {
 		return ctrl.Result{}, err
 	}
-	events := history.FromReplicas([]policyv1.Policy{p})
+	events := entries(&p, r.opts.Now())
 	if r.opts.Retention > 0 {
 		events = history.Retained(events, r.opts.Now().Add(-r.opts.Retention))
 	}

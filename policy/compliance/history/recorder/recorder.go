@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +17,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/propagator"
 )
 
 // Options configures the recorder. Every field documents its default.
@@ -88,7 +90,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	events := history.FromReplicas([]policyv1.Policy{p})
+	if ok, err := r.isReplica(ctx, &p); err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	events := entries(&p, r.opts.Now())
 	if r.opts.Retention > 0 {
 		events = history.Retained(events, r.opts.Now().Add(-r.opts.Retention))
 	}
@@ -104,6 +109,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		ctrl.LoggerFrom(ctx).V(1).Info("compliance history recorded", "new", added)
 	}
 	return ctrl.Result{}, nil
+}
+
+// isReplica says whether p's history is a cluster's: p has a replica's shape
+// (propagator.IsWellFormedReplica) and its namespace is a ManagedCluster's.
+// Anyone who may write Policies and their status in some namespace could
+// otherwise label one as another root's replica on another cluster and have
+// its forged history recorded as theirs.
+func (r *Reconciler) isReplica(ctx context.Context, p *policyv1.Policy) (bool, error) {
+	if !propagator.IsWellFormedReplica(p) {
+		ctrl.LoggerFrom(ctx).V(1).Info("not recorded: labelled as a replica but not shaped as one", "root", p.Labels[policyv1.RootPolicyLabel])
+		return false, nil
+	}
+	var mc clusterv1.ManagedCluster
+	if err := r.Get(ctx, client.ObjectKey{Name: p.Namespace}, &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("not recorded: a replica outside a cluster namespace")
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // pruneLoop prunes at start and every PruneEvery; only the leader runs it.

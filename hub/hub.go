@@ -13,6 +13,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -35,6 +37,7 @@ import (
 	"flotilla.dev/flotilla/hub/placement"
 	"flotilla.dev/flotilla/hub/registration"
 	"flotilla.dev/flotilla/hub/registration/health"
+	"flotilla.dev/flotilla/hub/registration/rbac"
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
@@ -410,13 +413,23 @@ func webhookCerts(dir, host string) (certDir string, caBundle []byte, cleanup fu
 
 // cacheOptions keep the hub's informers lean at fleet size: no object keeps
 // its managedFields (nothing on the hub reads them; an update without them
-// leaves the apiserver's as they are), and of the Leases only the clusters'
-// heartbeats are watched, not every Lease of the hub cluster.
+// leaves the apiserver's as they are); of the Leases only the clusters'
+// heartbeats are watched, not every Lease of the hub cluster; of the
+// Namespaces, ClusterRoles and ClusterRoleBindings only those the hub made for
+// its clusters (rbac.Labelled), not every one of the hub cluster. The readers
+// of those three through the cache (docs/benchmarks.md lists them) look for
+// the hub's own objects; the two that must see any namespace (is a cluster's
+// namespace someone else's?) and the shared ClusterRoles ask the apiserver.
+// RoleBindings stay whole: an addon's permission binding has no cluster label.
 func cacheOptions() cache.Options {
+	labelled := cache.ByObject{Label: rbac.Labelled()}
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&coordinationv1.Lease{}: {Field: fields.OneTermEqualSelector("metadata.name", health.LeaseName)},
+			&coordinationv1.Lease{}:      {Field: fields.OneTermEqualSelector("metadata.name", health.LeaseName)},
+			&corev1.Namespace{}:          labelled,
+			&rbacv1.ClusterRole{}:        labelled,
+			&rbacv1.ClusterRoleBinding{}: labelled,
 		},
 	}
 }

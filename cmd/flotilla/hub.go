@@ -30,10 +30,15 @@ func newHubCommand() *cobra.Command {
 		Short: "Run the Flotilla hub controllers and admission webhooks against a hub apiserver",
 		Long: `Run the hub: cluster registration (acceptance, CSR approval, heartbeats, cleanup),
 placement and work controllers, and the validating webhooks, which it registers with
-the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
+the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".
+
+Memory: unless GOGC or GOMEMLIMIT is set in its environment, the hub runs Go's
+garbage collector at GOGC=50 (a lower peak RSS for a little more GC CPU); set
+either to choose your own trade-off (GOGC=100 is Go's default).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(klog.Background())
+			tuneHubGC(os.Getenv)
 			if o.AddonImage == "" {
 				o.AddonImage = image.Ref("", imageTag())
 			}

@@ -6,6 +6,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -35,12 +36,14 @@ type Options struct {
 // handler with mgr.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	c := mgr.GetClient()
-	if err := (&cluster.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("managedcluster-acceptance")}).SetupWithManager(mgr); err != nil {
+	if err := (&cluster.Reconciler{Client: c, Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("managedcluster-acceptance")}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	// The shared ClusterRoles must exist before any RoleBinding refers to them.
+	// They carry no cluster label, so the hub's cache never holds them
+	// (rbac.Labelled): they are read from the apiserver.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return cluster.EnsureSharedRoles(ctx, c)
+		return cluster.EnsureSharedRoles(ctx, readThrough{Client: c, reader: mgr.GetAPIReader()})
 	})); err != nil {
 		return err
 	}
@@ -67,3 +70,17 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 
 // Webhooks returns the registration webhooks; ClientConfig.URL holds only the path.
 func Webhooks() []admissionregistrationv1.ValidatingWebhook { return webhook.Webhooks() }
+
+// readThrough writes through Client and reads from the apiserver.
+type readThrough struct {
+	client.Client
+	reader client.Reader
+}
+
+func (c readThrough) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+func (c readThrough) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.reader.List(ctx, list, opts...)
+}

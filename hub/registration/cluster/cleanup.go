@@ -71,7 +71,13 @@ func (r *Reconciler) cleanup(ctx context.Context, cluster *clusterv1.ManagedClus
 // the hub for this cluster (labelled with its name).
 func (r *Reconciler) ownsNamespace(ctx context.Context, name string) (bool, error) {
 	ns := &corev1.Namespace{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only labelled namespaces: an unlabelled one is not
+		// the hub's, and must not be taken for absent.
+		err = r.reader().Get(ctx, client.ObjectKey{Name: name}, ns)
+	}
+	if err != nil {
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	}
 	return ns.Labels[ocm.ClusterNameLabel] == name, nil

@@ -39,6 +39,10 @@ const conflictRetry = 20 * time.Millisecond
 // namespaces, RBAC, ManifestWorks and ManagedClusterAddOns.
 type Reconciler struct {
 	Client client.Client
+	// Reader reads past Client's cache: the namespace of a cluster when the
+	// cache does not have it (the hub caches only the namespaces it labelled,
+	// rbac.Labelled). Default: Client.
+	Reader client.Reader
 	// Recorder reports status messages that were cut to fit. Optional.
 	Recorder events.EventRecorder
 }
@@ -165,12 +169,16 @@ const conflictRequeue = time.Minute
 func (r *Reconciler) accept(ctx context.Context, name string) error {
 	ns := &corev1.Namespace{}
 	err := r.Client.Get(ctx, client.ObjectKey{Name: name}, ns)
-	switch {
-	case apierrors.IsNotFound(err):
+	if apierrors.IsNotFound(err) {
 		ns = &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: rbac.ClusterLabels(name)}}
-		if err := r.Client.Create(ctx, ns); err != nil {
-			return fmt.Errorf("namespace: %w", err)
+		err = r.Client.Create(ctx, ns)
+		if apierrors.IsAlreadyExists(err) {
+			// Not in the cache: someone else's namespace (the cache holds only
+			// labelled ones), or ours made a moment ago. The apiserver says which.
+			err = r.reader().Get(ctx, client.ObjectKey{Name: name}, ns)
 		}
+	}
+	switch {
 	case err != nil:
 		return fmt.Errorf("namespace: %w", err)
 	case ns.Labels[ocm.ClusterNameLabel] != name:
@@ -191,6 +199,13 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 		}
 	}
 	return ensureLease(ctx, r.Client, name)
+}
+
+func (r *Reconciler) reader() client.Reader {
+	if r.Reader != nil {
+		return r.Reader
+	}
+	return r.Client
 }
 
 // ensureLease creates the cluster's heartbeat Lease when it is missing, as

@@ -19,6 +19,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/rbac"
@@ -187,10 +188,50 @@ func TestNeverAcceptedGetsNothing(t *testing.T) {
 // make for it is not accepted (HubAccepted=False saying why); the namespace gets
 // no label, no RoleBinding, and survives the cluster's deletion with its content.
 func TestRefusesForeignNamespace(t *testing.T) {
+	// Direct: every read goes to the apiserver. Hub cache: reads go through a
+	// cache built as the hub's (Namespaces, ClusterRoles and ClusterRoleBindings
+	// with the cluster label only), where a foreign namespace is not to be seen;
+	// the Reconciler must still find it and refuse it.
+	direct := &Reconciler{Client: admin}
+	cached := hubCacheReconciler(t)
+	for _, mode := range []struct {
+		name   string
+		suffix string
+		r      *Reconciler
+	}{{"direct", "", direct}, {"hub cache", "-cached", cached}} {
+		t.Run(mode.name, func(t *testing.T) { refusesForeignNamespace(t, mode.suffix, mode.r) })
+	}
+}
+
+// hubCacheReconciler returns a Reconciler that reads through a cache filtered
+// as the hub's (rbac.Labelled) and past it through admin.
+func hubCacheReconciler(t *testing.T) *Reconciler {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	labelled := cache.ByObject{Label: rbac.Labelled()}
+	c, err := cache.New(hubConfig, cache.Options{Scheme: scheme.New(), ByObject: map[client.Object]cache.ByObject{
+		&corev1.Namespace{}: labelled, &rbacv1.ClusterRole{}: labelled, &rbacv1.ClusterRoleBinding{}: labelled,
+	}})
+	require.NoError(t, err)
+	go func() { _ = c.Start(ctx) }()
+	cached, err := client.New(hubConfig, client.Options{Scheme: scheme.New(), Cache: &client.CacheOptions{Reader: c}})
+	require.NoError(t, err)
+	return &Reconciler{Client: cached, Reader: admin}
+}
+
+func refusesForeignNamespace(t *testing.T, suffix string, r *Reconciler) {
 	ctx := context.Background()
+	// A cache may not have seen the last write yet: reconcile until it shows.
+	reconcileUntil := func(name string, done func() bool) bool {
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: name}}); err != nil {
+			t.Logf("reconcile %s: %v", name, err)
+			return false
+		}
+		return done()
+	}
 	for _, tc := range []struct{ name, owner, want string }{
-		{"team-a", "", "was not created by the hub for this cluster"},
-		{"team-b", "some-other-cluster", "belongs to managed cluster some-other-cluster"},
+		{"team-a" + suffix, "", "was not created by the hub for this cluster"},
+		{"team-b" + suffix, "some-other-cluster", "belongs to managed cluster some-other-cluster"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tc.name}}
@@ -201,10 +242,17 @@ func TestRefusesForeignNamespace(t *testing.T) {
 			work := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: tc.name}}
 			require.NoError(t, admin.Create(ctx, work))
 			createAccepted(t, tc.name)
-			reconcile(t, tc.name)
-
-			cond := meta.FindStatusCondition(getCluster(t, tc.name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
-			require.NotNil(t, cond)
+			var cond *metav1.Condition
+			require.Eventually(t, func() bool {
+				return reconcileUntil(tc.name, func() bool {
+					mc := &clusterv1.ManagedCluster{}
+					if err := admin.Get(ctx, client.ObjectKey{Name: tc.name}, mc); err != nil {
+						return false
+					}
+					cond = meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
+					return cond != nil
+				})
+			}, timeout, tick, "a HubAccepted verdict")
 			assert.Equal(t, metav1.ConditionFalse, cond.Status)
 			assert.Equal(t, ReasonNamespaceConflict, cond.Reason)
 			assert.Contains(t, cond.Message, tc.want)
@@ -218,9 +266,11 @@ func TestRefusesForeignNamespace(t *testing.T) {
 
 			// Deleting the cluster leaves the namespace and its work alone.
 			require.NoError(t, admin.Delete(ctx, getCluster(t, tc.name)))
-			reconcile(t, tc.name)
-			err := admin.Get(ctx, client.ObjectKey{Name: tc.name}, &clusterv1.ManagedCluster{})
-			require.True(t, apierrors.IsNotFound(err), "the cluster is gone: %v", err)
+			require.Eventually(t, func() bool {
+				return reconcileUntil(tc.name, func() bool {
+					return apierrors.IsNotFound(admin.Get(ctx, client.ObjectKey{Name: tc.name}, &clusterv1.ManagedCluster{}))
+				})
+			}, timeout, tick, "the cluster is gone")
 			require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: tc.name}, got))
 			assert.True(t, got.DeletionTimestamp.IsZero(), "namespace not deleted")
 			require.NoError(t, admin.Get(ctx, client.ObjectKeyFromObject(work), &workv1.ManifestWork{}), "work kept")

@@ -3,6 +3,8 @@ package rbac
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"flotilla.dev/flotilla/internal/ocm"
 )
@@ -25,6 +27,19 @@ func eventRules() []rbacv1.PolicyRule {
 // ClusterLabels are the labels on every object the hub creates for one cluster.
 func ClusterLabels(cluster string) map[string]string {
 	return map[string]string{ocm.ClusterNameLabel: cluster}
+}
+
+// Labelled selects the objects that carry the cluster label (ClusterLabels):
+// the namespaces and cluster-wide RBAC the hub made for its clusters. The
+// hub's caches of Namespaces, ClusterRoles and ClusterRoleBindings hold only
+// these; a reader that must also see the others (is a cluster's namespace
+// someone else's?) asks the apiserver.
+func Labelled() labels.Selector {
+	req, err := labels.NewRequirement(ocm.ClusterNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid label key
+	}
+	return labels.NewSelector().Add(*req)
 }
 
 // ClusterRules are the cluster-scoped permissions of an accepted cluster's agent:

@@ -130,13 +130,29 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 			ComplianceState: t.Compliance(),
 			Conditions:      []policyv1.Condition{cond},
 		})
+	}
+	st.RelatedObjects = r.Related(prev.RelatedObjects)
+	if len(st.RelatedObjects) > MaxRelated {
+		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
+			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
+		})
+		st.RelatedObjects = st.RelatedObjects[:MaxRelated]
+	}
+	return st
+}
+
+// Related are the objects the evaluation looked at, as the status lists
+// them (before any limit): one entry per object, sorted as upstream sorts
+// them (kind, namespace, name). prev (may be nil) carries createdByPolicy.
+func (r *Result) Related(prev []policyv1.RelatedObject) []policyv1.RelatedObject {
+	var out []policyv1.RelatedObject
+	for _, t := range r.Templates {
 		for _, f := range t.Findings {
-			st.RelatedObjects = addRelated(st.RelatedObjects, t.related(f, prev.RelatedObjects))
+			out = addRelated(out, t.related(f, prev))
 		}
 	}
-	// As upstream: sorted by kind, namespace and name.
-	sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
-		a, b := st.RelatedObjects[i].Object, st.RelatedObjects[j].Object
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Object, out[j].Object
 		if a.Kind != b.Kind {
 			return a.Kind < b.Kind
 		}
@@ -145,13 +161,7 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 		}
 		return a.Metadata.Name < b.Metadata.Name
 	})
-	if len(st.RelatedObjects) > MaxRelated {
-		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
-			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
-		})
-		st.RelatedObjects = st.RelatedObjects[:MaxRelated]
-	}
-	return st
+	return out
 }
 
 func (t *TemplateResult) reason() string {

@@ -2,15 +2,15 @@ package configpolicy
 
 import (
 	"context"
-
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-logr/logr"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +78,7 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
 	r.pruneRemoved(ctx, p, res)
 	msg := res.ComplianceMessage(status, evaluate.UsingWatch(p, status.ComplianceState))
-	if err := r.writeStatus(ctx, u, p, msg, status); err != nil {
+	if err := r.writeStatus(ctx, u, p, msg, status, res); err != nil {
 		return 0, err
 	}
 	r.mu.Lock()
@@ -89,8 +89,15 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.opts.Metrics.Evaluations.WithLabelValues(string(status.ComplianceState)).Inc()
 
 	r.mu.Lock()
-	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState}
+	var before evaluate.Dropped
+	if st := r.state[key]; st != nil {
+		before = st.dropped
+	}
+	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState, dropped: res.Dropped()}
 	r.mu.Unlock()
+	if d := res.Dropped(); d.Any() && d != before {
+		r.reportDropped(ctx, p, d)
+	}
 	d, never := interval(p, status.ComplianceState)
 	if res.Retryable() && !never && (d == 0 || d > r.opts.RetryInterval) {
 		d = r.opts.RetryInterval
@@ -338,10 +345,18 @@ func (r *Runner) enforce(ctx context.Context, res *evaluate.Result) error {
 	return nil
 }
 
+// maxObjectBytes is the most a policy object (spec and status, as JSON) may
+// weigh when its status is written: etcd refuses a request over 1.5 MiB
+// (--max-request-bytes' default, "etcdserver: request is too large"); the
+// rest is room for the request's envelope and managedFields.
+const maxObjectBytes = 1_400_000
+
 // writeStatus writes the status when it changed, and records a history entry
-// and a compliance event when the compliance message changed.
+// and a compliance event when the compliance message changed. res (nil for
+// a status that is not an evaluation's) leaves related objects out when the
+// object would otherwise pass maxObjectBytes.
 func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
-	msg string, status policyv1.ConfigurationPolicyStatus) error {
+	msg string, status policyv1.ConfigurationPolicyStatus, res *evaluate.Result) error {
 	var event *corev1.Event
 	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -364,6 +379,13 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			return err
 		}
 		u.Object["status"] = m
+		if over := objectSize(u) - maxObjectBytes; over > 0 && res != nil {
+			res.Shrink(&status, over, r.opts.Now())
+			if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&status); err != nil {
+				return err
+			}
+			u.Object["status"] = m
+		}
 		got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
@@ -382,6 +404,15 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		}
 	}
 	return nil
+}
+
+// objectSize is u's size as JSON, as etcd stores a custom resource.
+func objectSize(u *unstructured.Unstructured) int {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return 0 // the write reports it
+	}
+	return len(b)
 }
 
 // statusEqual ignores lastEvaluated: a status is rewritten only when what it
@@ -418,6 +449,28 @@ func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.Complianc
 		LastTimestamp:       now,
 		Count:               1,
 		ReportingController: r.opts.EventSource,
+	}
+}
+
+// ReasonRelatedObjectsTruncated is the reason of the Warning Event that says
+// what a status left out of its related objects (see evaluate.RelatedBudget).
+const ReasonRelatedObjectsTruncated = "RelatedObjectsTruncated"
+
+// reportDropped logs and records (a Warning Event on the policy) what its
+// status left out of its related objects, when that changes.
+func (r *Runner) reportDropped(ctx context.Context, p *policyv1.ConfigurationPolicy, d evaluate.Dropped) {
+	r.log.Info("related objects left out of the status", "policy", p.Namespace+"/"+p.Name, "detail", d.String())
+	now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", p.Name, r.opts.Now().UnixNano()), Namespace: p.Namespace},
+		InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "ConfigurationPolicy",
+			Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		Reason: ReasonRelatedObjectsTruncated, Message: d.String(), Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: r.opts.EventSource},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1, ReportingController: r.opts.EventSource,
+	}
+	if _, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.log.Error(err, "cannot record event", "policy", p.Namespace+"/"+p.Name, "reason", ReasonRelatedObjectsTruncated)
 	}
 }
 
@@ -537,7 +590,7 @@ func (r *Runner) writeTerminating(ctx context.Context, u *unstructured.Unstructu
 	}
 	status.CompliancyDetails = []policyv1.TemplateStatus{{ComplianceState: policyv1.Terminating, Conditions: []policyv1.Condition{cond}}}
 	msg := string(policyv1.Terminating) + "; " + cond.Type + " - " + cond.Message
-	return r.writeStatus(ctx, u, p, msg, status)
+	return r.writeStatus(ctx, u, p, msg, status, nil)
 }
 
 // pruneRemoved deletes, as upstream does after an evaluation of an enforce

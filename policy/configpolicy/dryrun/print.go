@@ -80,6 +80,9 @@ func PrintText(w io.Writer, rep *Report) error {
 				}
 			}
 		}
+		if pr.Dropped != "" {
+			p.line(1, "note: %s", pr.Dropped)
+		}
 		if len(pr.Status.RelatedObjects) > 0 {
 			p.line(1, "related objects:")
 			for _, ro := range pr.Status.RelatedObjects {

@@ -116,6 +116,9 @@ type Result struct {
 	Enforce bool
 	// Kinds are the kinds the templates reference (resolved or not).
 	Kinds []schema.GroupVersionKind
+
+	dropped Dropped                          // what Status left out of the related objects
+	touched map[policyv1.ObjectResource]bool // the objects it left out, or without their diff
 }
 
 // TemplateError says the policy itself is wrong (a malformed template, an

@@ -59,11 +59,6 @@ func (t *TemplateResult) Message() string {
 	return msg
 }
 
-// MaxRelated is how many related objects a status keeps (NonCompliant ones
-// first), so the status of a template matching thousands of objects stays
-// below the apiserver's object size limit. Upstream keeps them all.
-const MaxRelated = 1000
-
 // ConditionType is "violation" for a NonCompliant template, else "notification".
 func (t *TemplateResult) ConditionType() string {
 	if t.Compliance() == policyv1.Compliant {
@@ -131,15 +126,14 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 			Conditions:      []policyv1.Condition{cond},
 		})
 	}
-	st.RelatedObjects = r.Related(prev.RelatedObjects)
-	if len(st.RelatedObjects) > MaxRelated {
-		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
-			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
-		})
-		st.RelatedObjects = st.RelatedObjects[:MaxRelated]
-	}
+	r.touched = nil
+	r.fitStatusRelated(&st, prev, r.Related(prev.RelatedObjects), RelatedBudget, Dropped{}, now)
 	return st
 }
+
+// Dropped is what the last Status left out of its related objects to stay
+// within RelatedBudget.
+func (r *Result) Dropped() Dropped { return r.dropped }
 
 // Related are the objects the evaluation looked at, as the status lists
 // them (before any limit): one entry per object, sorted as upstream sorts
@@ -169,18 +163,24 @@ func (t *TemplateResult) reason() string {
 	return reason
 }
 
+// objectRef is the related object entry's object for f.
+func (t *TemplateResult) objectRef(f *Finding) policyv1.ObjectResource {
+	ref := policyv1.ObjectResource{
+		Kind:       t.Mapping.GVK.Kind,
+		APIVersion: t.Mapping.GVK.GroupVersion().String(),
+		Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
+	}
+	if ref.Metadata.Name == "" {
+		ref.Metadata.Name = "-"
+	}
+	return ref
+}
+
 func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) policyv1.RelatedObject {
 	ro := policyv1.RelatedObject{
-		Object: policyv1.ObjectResource{
-			Kind:       t.Mapping.GVK.Kind,
-			APIVersion: t.Mapping.GVK.GroupVersion().String(),
-			Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
-		},
+		Object:    t.objectRef(f),
 		Compliant: string(policyv1.NonCompliant),
 		Reason:    t.reasonOf(f),
-	}
-	if ro.Object.Metadata.Name == "" {
-		ro.Object.Metadata.Name = "-"
 	}
 	if t.compliant(f) {
 		ro.Compliant = string(policyv1.Compliant)

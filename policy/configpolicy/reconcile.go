@@ -226,6 +226,20 @@ func (r *Runner) listen(key string, p *policyv1.ConfigurationPolicy, res *evalua
 			i.names[t.Name] = true
 		}
 	}
+	// What templates read (fromSecret, lookup...): a change to it is a
+	// change to the policy, as upstream's watches of template lookups.
+	for _, rd := range res.TemplateReads {
+		i := in[rd.Resource]
+		if i == nil {
+			i = &interest{names: map[string]bool{}}
+			in[rd.Resource] = i
+		}
+		if rd.Name == "" {
+			i.anyName = true
+		} else {
+			i.names[rd.Name] = true
+		}
+	}
 	sel := p.Spec.NamespaceSelector
 	if len(sel.Include)+len(sel.Exclude)+len(sel.MatchLabels)+len(sel.MatchExpressions) > 0 {
 		in[namespacesGVR] = &interest{anyName: true}

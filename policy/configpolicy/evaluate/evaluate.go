@@ -116,6 +116,9 @@ type Result struct {
 	Enforce bool
 	// Kinds are the kinds the templates reference (resolved or not).
 	Kinds []schema.GroupVersionKind
+	// TemplateReads are the objects and lists the policy's templates read
+	// while they were resolved: a change to one may change the policy.
+	TemplateReads []Read
 
 	dropped Dropped                          // what Status left out of the related objects
 	touched map[policyv1.ObjectResource]bool // the objects it left out, or without their diff
@@ -168,7 +171,9 @@ func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 		}
 		return nsCache, nsErr
 	}
-	list, err := expand(p, c)
+	rec := &recorder{Cluster: c}
+	list, err := expand(p, rec)
+	r.TemplateReads = rec.reads
 	if err != nil {
 		r.Templates = append(r.Templates, &TemplateResult{Index: 0, Error: err})
 		return r

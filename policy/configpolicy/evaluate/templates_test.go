@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 )
@@ -57,4 +58,38 @@ spec:
 			require.Equal(t, tc.retry, res.Retryable())
 		})
 	}
+}
+
+// What templates read is recorded (existing or not, objects and lists), so
+// the engine re-evaluates the policy when it changes; what the templates
+// evaluate (the governed ConfigMap itself) is not a template read.
+func TestTemplateReads(t *testing.T) {
+	p := policy(t, `
+metadata: {name: p}
+spec:
+  object-templates-raw: |
+    {{- range (lookup "v1" "ConfigMap" "apps" "").items }}
+    - complianceType: musthave
+      objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: '{{ .metadata.name }}-copy', namespace: apps},
+        data: {v: '{{ fromSecret "vault" "db" "password" }}', w: '{{ fromConfigMap "apps" "absent" "k" | default "x" }}'}}
+    {{- end }}
+`)
+	res := Policy(p, objects(t,
+		`{apiVersion: v1, kind: Namespace, metadata: {name: apps}}`,
+		`{apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: apps}}`,
+		`{apiVersion: v1, kind: Secret, metadata: {name: db, namespace: vault}, data: {password: cGFzcw==}}`))
+	require.Equal(t, []Read{
+		{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "apps"},
+		{Resource: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Namespace: "vault", Name: "db"},
+		{Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Namespace: "apps", Name: "absent"},
+	}, res.TemplateReads)
+
+	res = Policy(policy(t, `
+metadata: {name: p}
+spec:
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: apps}}
+`), objects(t, `{apiVersion: v1, kind: Namespace, metadata: {name: apps}}`))
+	require.Empty(t, res.TemplateReads)
 }

@@ -4,7 +4,7 @@
 // config-policy-controller does: Go text/template with fromSecret,
 // fromConfigMap, fromClusterClaim, lookup, copySecretData,
 // copyConfigMapData, base64enc, base64dec, toInt, toBool, indent,
-// autoindent, skipObject and a set of string functions.
+// autoindent, skipObject and the sprig functions upstream offers.
 //
 // The template is executed on YAML text (an objectDefinition is converted
 // from JSON first), so a value written as '{{ ... }}' receives the result in
@@ -23,6 +23,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/Masterminds/sprig/v3"
 	yamlv3 "gopkg.in/yaml.v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -375,49 +376,61 @@ func functions(r Reader) template.FuncMap {
 	return m
 }
 
-// StringFuncs are the sprig-like functions that need no cluster: the string
-// functions, base64enc/base64dec, default, fail, toString. customMessage
-// templates get these.
+// sprigFuncs are the functions of the sprig library that upstream's
+// templates (go-template-utils) offer, by the same names and with sprig's
+// own behaviour (split gives a map {_0: ..., _1: ...}, default treats every
+// empty value as missing...).
+var sprigFuncs = []string{
+	// strings
+	"cat", "contains", "hasPrefix", "hasSuffix", "lower", "upper", "quote", "replace",
+	"substr", "trim", "trimAll", "trunc",
+	"regexFind", "regexFindAll", "regexMatch", "regexQuoteMeta",
+	"mustRegexFind", "mustRegexFindAll", "mustRegexMatch",
+	// string lists
+	"concat", "join", "split", "splitn",
+	// integers
+	"add", "sub", "mul", "div", "round", "until", "untilStep",
+	// dates
+	"date", "now", "toDate", "mustToDate",
+	// defaults and JSON
+	"default", "empty", "ternary", "fromJson", "mustFromJson", "toJson", "mustToJson",
+	"toRawJson", "mustToRawJson",
+	// lists
+	"list", "append", "mustAppend", "prepend", "mustPrepend", "has", "mustHas", "slice", "mustSlice",
+	// dicts
+	"dict", "dig", "get", "hasKey", "merge", "mustMerge", "set", "unset",
+	// flow, versions, security
+	"fail", "semver", "semverCompare", "htpasswd",
+}
+
+// StringFuncs are the functions that need no cluster: sprigFuncs,
+// base64enc/base64dec (and sprig's names b64enc/b64dec for them) and atoi,
+// as upstream's; and, Flotilla's own, trimPrefix, trimSuffix and toString.
+// customMessage templates get these.
 func StringFuncs() template.FuncMap {
-	return template.FuncMap{
-		"base64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-		"base64dec": func(s string) (string, error) {
-			b, err := base64.StdEncoding.DecodeString(s)
-			return string(b), err
-		},
-		"lower":      strings.ToLower,
-		"upper":      strings.ToUpper,
-		"trim":       strings.TrimSpace,
-		"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
-		"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
-		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
-		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
-		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
-		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
-		"split":      func(sep, s string) []string { return strings.Split(s, sep) },
-		"join": func(sep string, v any) (string, error) {
-			switch x := v.(type) {
-			case []string:
-				return strings.Join(x, sep), nil
-			case []any:
-				parts := make([]string, len(x))
-				for i, e := range x {
-					parts[i] = fmt.Sprint(e)
-				}
-				return strings.Join(parts, sep), nil
-			}
-			return "", fmt.Errorf("join: %T is not a list", v)
-		},
-		"quote": func(s string) string { return strconv.Quote(s) },
-		"default": func(def, v any) any {
-			if v == nil || v == "" || v == 0 || v == false {
-				return def
-			}
-			return v
-		},
-		"fail":     func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) },
-		"toString": func(v any) string { return fmt.Sprint(v) },
+	sp := sprig.TxtFuncMap()
+	m := template.FuncMap{}
+	for _, name := range sprigFuncs {
+		m[name] = sp[name]
 	}
+	for _, name := range []string{"trimPrefix", "trimSuffix", "toString"} {
+		m[name] = sp[name]
+	}
+	enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	dec := func(s string) (string, error) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		return string(b), err
+	}
+	m["base64enc"], m["b64enc"] = enc, enc
+	m["base64dec"], m["b64dec"] = dec, dec
+	m["atoi"] = func(s string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return 0, fmt.Errorf("atoi: %q is not an integer", s)
+		}
+		return n, nil
+	}
+	return m
 }
 
 type parseError struct{ err error }

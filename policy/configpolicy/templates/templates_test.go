@@ -64,6 +64,14 @@ func TestResolveJSON(t *testing.T) {
 		{"autoindent keeps a block under its key", `{"cert":"{{ fromConfigMap \"c\" \"cfg\" \"cert\" | autoindent }}"}`, map[string]any{"cert": "line1 line2"}, false, ""},
 		{"skipObject", `{"v":"{{ skipObject }}"}`, nil, true, ""},
 		{"skipObject false", `{"v":"{{ skipObject false }}x"}`, map[string]any{"v": "x"}, false, ""},
+		// sprig's functions, by upstream's names and with sprig's behaviour.
+		{"sprig split gives a map", `{"v":"{{ (split \".\" \"a.b.c\")._1 }}"}`, map[string]any{"v": "b"}, false, ""},
+		{"sprig ternary, dict, get, add", `{"v":"{{ ternary \"yes\" \"no\" (eq (add 1 2) 3) }}-{{ get (dict \"k\" \"x\") \"k\" }}"}`, map[string]any{"v": "yes-x"}, false, ""},
+		{"sprig default treats empty as missing", `{"v":"{{ list | default \"none\" }}"}`, map[string]any{"v": "none"}, false, ""},
+		{"sprig semverCompare, b64enc, atoi", `{"v":"{{ semverCompare \">=1.2.0\" \"1.10.0\" }}-{{ b64enc \"a\" }}-{{ add (atoi \"4\") 1 }}"}`, map[string]any{"v": "true-YQ==-5"}, false, ""},
+		{"sprig toJson of a lookup", `{"v":"{{ (lookup \"v1\" \"ConfigMap\" \"c\" \"cfg\").data.flag | toJson }}"}`, map[string]any{"v": `"true"`}, false, ""},
+		{"atoi of text", `{"v":"{{ atoi \"x\" }}"}`, nil, false,
+			`failed to resolve the template {"v":"{{ atoi \"x\" }}"}: template: tmpl:1:7: executing "tmpl" at <atoi "x">: error calling atoi: atoi: "x" is not an integer`},
 		// Errors in upstream's words: the definition quoted as stored
 		// (compact, keys sorted), the line and column in its YAML form
 		// (2-space indents, list items indented under their key).

@@ -60,14 +60,14 @@ func TestSelectNamespaces(t *testing.T) {
 }
 
 // policy builds a ConfigurationPolicy from YAML.
-func policy(t *testing.T, y string) *policyv1.ConfigurationPolicy {
+func policy(t testing.TB, y string) *policyv1.ConfigurationPolicy {
 	t.Helper()
 	p := &policyv1.ConfigurationPolicy{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(y), p))
 	return p
 }
 
-func objects(t *testing.T, ys ...string) *Objects {
+func objects(t testing.TB, ys ...string) *Objects {
 	t.Helper()
 	var objs []*unstructured.Unstructured
 	for _, y := range ys {
@@ -404,4 +404,37 @@ func TestFitRelated(t *testing.T) {
 	require.Equal(t, Dropped{Diffs: 1, Compliant: 2, Total: 4}, dropped)
 	got, _, _ = fitRelated(all, size(c))
 	require.Equal(t, []string{"c"}, names(got))
+}
+
+// BenchmarkStatusFitsRelated: the cost of keeping a status within
+// RelatedBudget, 5,000 related ConfigMaps (all fit without diffs; with
+// InStatus diffs of every mismatch, they do not).
+//
+//	go test -run '^$' -bench StatusFitsRelated ./policy/configpolicy/evaluate/
+func BenchmarkStatusFitsRelated(b *testing.B) {
+	var objs []string
+	for i := 0; i < 5000; i++ {
+		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns, uid: u-%04d}, data: {v: v%d}}", i, i, i%2))
+	}
+	cluster := objects(b, objs...)
+	for _, diff := range []string{"None", "InStatus"} {
+		p := policy(b, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: musthave
+    recordDiff: `+diff+`
+    objectSelector: {}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: v0}}
+`)
+		r := Policy(p, cluster)
+		b.Run("recordDiff="+diff, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Status(nil, time.Now())
+			}
+			b.ReportMetric(float64(len(r.Status(nil, time.Now()).RelatedObjects)), "kept")
+		})
+	}
 }

@@ -139,10 +139,17 @@ func (r *Result) Dropped() Dropped { return r.dropped }
 // them (before any limit): one entry per object, sorted as upstream sorts
 // them (kind, namespace, name). prev (may be nil) carries createdByPolicy.
 func (r *Result) Related(prev []policyv1.RelatedObject) []policyv1.RelatedObject {
+	created := map[createdKey]bool{}
+	for _, p := range prev {
+		if p.Properties != nil && p.Properties.UID != "" && p.Properties.CreatedByPolicy != nil && *p.Properties.CreatedByPolicy {
+			created[createdKey{p.Object, p.Properties.UID}] = true
+		}
+	}
 	var out []policyv1.RelatedObject
+	index := map[policyv1.ObjectResource]int{}
 	for _, t := range r.Templates {
 		for _, f := range t.Findings {
-			out = addRelated(out, t.related(f, prev))
+			out = addRelated(out, index, t.related(f, created))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -176,7 +183,13 @@ func (t *TemplateResult) objectRef(f *Finding) policyv1.ObjectResource {
 	return ref
 }
 
-func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) policyv1.RelatedObject {
+// createdKey is an object the policy created, with the UID it had.
+type createdKey struct {
+	obj policyv1.ObjectResource
+	uid string
+}
+
+func (t *TemplateResult) related(f *Finding, created map[createdKey]bool) policyv1.RelatedObject {
 	ro := policyv1.RelatedObject{
 		Object:    t.objectRef(f),
 		Compliant: string(policyv1.NonCompliant),
@@ -189,17 +202,9 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 	if props.UID == "" && f.Live != nil {
 		props.UID = string(f.Live.GetUID())
 	}
-	created := f.CreatedByPolicy
-	if !created && props.UID != "" {
-		for _, p := range prev {
-			if p.Object == ro.Object && p.Properties != nil && p.Properties.UID == props.UID &&
-				p.Properties.CreatedByPolicy != nil && *p.Properties.CreatedByPolicy {
-				created = true
-			}
-		}
-	}
-	if created {
-		props.CreatedByPolicy = &created
+	byPolicy := f.CreatedByPolicy || props.UID != "" && created[createdKey{ro.Object, props.UID}]
+	if byPolicy {
+		props.CreatedByPolicy = &byPolicy
 	}
 	if t.RecordDiff == policyv1.RecordDiffInStatus || t.RecordDiff == RecordDiffCensored {
 		props.Diff = f.Diff
@@ -213,14 +218,14 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 // addRelated adds ro, or updates the entry of the same object as upstream
 // does: an object two templates name is listed once, the later template's
 // entry winning when its compliance or properties differ.
-func addRelated(list []policyv1.RelatedObject, ro policyv1.RelatedObject) []policyv1.RelatedObject {
-	for i, cur := range list {
-		if cur.Object == ro.Object {
-			if cur.Compliant != ro.Compliant || !reflect.DeepEqual(cur.Properties, ro.Properties) {
-				list[i] = ro
-			}
-			return list
+func addRelated(list []policyv1.RelatedObject, index map[policyv1.ObjectResource]int, ro policyv1.RelatedObject) []policyv1.RelatedObject {
+	if i, ok := index[ro.Object]; ok {
+		cur := list[i]
+		if cur.Compliant != ro.Compliant || !reflect.DeepEqual(cur.Properties, ro.Properties) {
+			list[i] = ro
 		}
+		return list
 	}
+	index[ro.Object] = len(list)
 	return append(list, ro)
 }

@@ -70,7 +70,7 @@ func TestStatusStaysWithinTheObjectLimit(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "policy.open-cluster-management.io/v1", "kind": "ConfigurationPolicy",
 		"metadata": map[string]any{"name": "big"},
-		"spec": map[string]any{"remediationAction": "inform",
+		"spec": map[string]any{"remediationAction": "inform", "evaluationInterval": map[string]any{"noncompliant": "1s"},
 			"object-templates": []any{cm("c", want), cm("filler", filler)}}}}
 	_, err := dyn.Resource(policiesGVR).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -91,6 +91,11 @@ func TestStatusStaysWithinTheObjectLimit(t *testing.T) {
 			assert.Empty(t, ro.Properties.Diff, ro.Object.Metadata.Name)
 		}
 	}
+	// Evaluated every second, the shrunk status is the same each time: it is
+	// not written again.
+	rv := p.ResourceVersion
+	require.Never(t, func() bool { return getPolicy(t, ns, "big").ResourceVersion != rv },
+		4*time.Second, 200*time.Millisecond, "the same shrunk status must not be rewritten on each evaluation")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var found bool
 		for _, e := range events(t, ns, "big") {

@@ -394,12 +394,14 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		}
 		u.Object["status"] = m
 		if over := objectSize(u) - maxObjectBytes; over > 0 && res != nil {
-			res.Shrink(&status, over, r.opts.Now())
+			res.Shrink(&status, &p.Status, over, r.opts.Now())
 			if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&status); err != nil {
 				return err
 			}
 			u.Object["status"] = m
 		}
+	}
+	if !statusEqual(p.Status, status) { // the same once shrunk: nothing to write
 		got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)

@@ -311,7 +311,7 @@ spec:
 	// An object that would still weigh too much sheds more, and says so;
 	// the kept ones stay NonCompliant first.
 	before := len(st.RelatedObjects)
-	r.Shrink(&st, 100_000, time.Now())
+	r.Shrink(&st, nil, 100_000, time.Now())
 	raw2, err := json.Marshal(st.RelatedObjects)
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(raw2), len(raw)-100_000)

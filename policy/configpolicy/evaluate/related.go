@@ -202,14 +202,19 @@ func (r *Result) fitStatusRelated(st, prev *policyv1.ConfigurationPolicyStatus, 
 
 // Shrink cuts by more bytes off the JSON of st's related objects (st is the
 // last Status), for a status whose object would otherwise pass what the
-// apiserver takes; the conditions and Dropped say what was left out.
-func (r *Result) Shrink(st *policyv1.ConfigurationPolicyStatus, by int, now time.Time) {
+// apiserver takes; the conditions and Dropped say what was left out. prev
+// (may be nil) is the status st replaces: a condition it has with the same
+// message keeps its transition time.
+func (r *Result) Shrink(st, prev *policyv1.ConfigurationPolicyStatus, by int, now time.Time) {
+	if prev == nil {
+		prev = &policyv1.ConfigurationPolicyStatus{}
+	}
 	raw, _ := json.Marshal(st.RelatedObjects)
 	base := r.dropped
 	if base.Total == 0 {
 		base.Total = len(st.RelatedObjects)
 	}
-	r.fitStatusRelated(st, st, st.RelatedObjects, max(len(raw)-by, 0), base, now)
+	r.fitStatusRelated(st, prev, st.RelatedObjects, max(len(raw)-by, 0), base, now)
 }
 
 // touches reports whether one of the template's objects is in objs.

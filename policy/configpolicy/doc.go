@@ -6,7 +6,9 @@
 //
 // Resource: ConfigurationPolicy (namespaced). It owns the whole status:
 // compliant, compliancyDetails (one violation or notification condition per
-// template), relatedObjects, lastEvaluated, lastEvaluatedGeneration and
+// template, and a RelatedObjectsTruncated one on a template whose related
+// objects were left out to keep the object within what etcd takes),
+// relatedObjects, lastEvaluated, lastEvaluatedGeneration and
 // history (newest first, at most 10), and a compliance Event per state change
 // (reason "policy: <ns>/<name>", message "<State>; <message>" or the
 // policy's customMessage, at most 4096 bytes, on the owning Policy when there
@@ -18,7 +20,8 @@
 //
 // Evaluation is watch-driven: an informer per kind a template names (started
 // on first use), and a change to one object re-queues only the policies whose
-// templates can match it (same kind, and same name or no name); namespace
+// templates can match it (same kind, and same name or no name) or whose
+// templates read it (fromSecret, lookup...); namespace
 // changes re-queue the policies with a namespaceSelector; a new CRD re-queues
 // the policies whose kinds were unknown. evaluationInterval throttles this
 // per compliance state ("never": only when the policy's spec changes).
@@ -26,5 +29,5 @@
 // Enforce creates missing objects, updates mismatched ones (a server-side
 // dry-run first: an update the apiserver would not change anything with is a
 // match, not a violation; inform uses the same check) and deletes MustNotHave
-// objects. Templates without a name are never enforced.
+// objects. Templates without a name are enforced only with an objectSelector.
 package configpolicy

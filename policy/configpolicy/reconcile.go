@@ -2,14 +2,15 @@ package configpolicy
 
 import (
 	"context"
-
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/go-logr/logr"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +76,9 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.mu.Unlock()
 	status := res.Status(prev, start)
 	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
-	if err := r.writeStatus(ctx, u, p, res, status); err != nil {
+	r.pruneRemoved(ctx, p, res)
+	msg := res.ComplianceMessage(status, evaluate.UsingWatch(p, status.ComplianceState))
+	if err := r.writeStatus(ctx, u, p, msg, status, res); err != nil {
 		return 0, err
 	}
 	r.mu.Lock()
@@ -86,8 +89,15 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.opts.Metrics.Evaluations.WithLabelValues(string(status.ComplianceState)).Inc()
 
 	r.mu.Lock()
-	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState}
+	var before evaluate.Dropped
+	if st := r.state[key]; st != nil {
+		before = st.dropped
+	}
+	r.state[key] = &policyState{lastEval: start, generation: p.Generation, compliance: status.ComplianceState, dropped: res.Dropped()}
 	r.mu.Unlock()
+	if d := res.Dropped(); d.Any() && d != before {
+		r.reportDropped(ctx, p, d)
+	}
 	d, never := interval(p, status.ComplianceState)
 	if res.Retryable() && !never && (d == 0 || d > r.opts.RetryInterval) {
 		d = r.opts.RetryInterval
@@ -216,6 +226,20 @@ func (r *Runner) listen(key string, p *policyv1.ConfigurationPolicy, res *evalua
 			i.names[t.Name] = true
 		}
 	}
+	// What templates read (fromSecret, lookup...): a change to it is a
+	// change to the policy, as upstream's watches of template lookups.
+	for _, rd := range res.TemplateReads {
+		i := in[rd.Resource]
+		if i == nil {
+			i = &interest{names: map[string]bool{}}
+			in[rd.Resource] = i
+		}
+		if rd.Name == "" {
+			i.anyName = true
+		} else {
+			i.names[rd.Name] = true
+		}
+	}
 	sel := p.Spec.NamespaceSelector
 	if len(sel.Include)+len(sel.Exclude)+len(sel.MatchLabels)+len(sel.MatchExpressions) > 0 {
 		in[namespacesGVR] = &interest{anyName: true}
@@ -335,11 +359,18 @@ func (r *Runner) enforce(ctx context.Context, res *evaluate.Result) error {
 	return nil
 }
 
+// maxObjectBytes is the most a policy object (spec and status, as JSON) may
+// weigh when its status is written: etcd refuses a request over 1.5 MiB
+// (--max-request-bytes' default, "etcdserver: request is too large"); the
+// rest is room for the request's envelope and managedFields.
+const maxObjectBytes = 1_400_000
+
 // writeStatus writes the status when it changed, and records a history entry
-// and a compliance event when the compliance message changed.
+// and a compliance event when the compliance message changed. res (nil for
+// a status that is not an evaluation's) leaves related objects out when the
+// object would otherwise pass maxObjectBytes.
 func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
-	res *evaluate.Result, status policyv1.ConfigurationPolicyStatus) error {
-	msg := res.ComplianceMessage(status, evaluate.UsingWatch(p, status.ComplianceState))
+	msg string, status policyv1.ConfigurationPolicyStatus, res *evaluate.Result) error {
 	var event *corev1.Event
 	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
 		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
@@ -362,6 +393,15 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 			return err
 		}
 		u.Object["status"] = m
+		if over := objectSize(u) - maxObjectBytes; over > 0 && res != nil {
+			res.Shrink(&status, &p.Status, over, r.opts.Now())
+			if m, err = runtime.DefaultUnstructuredConverter.ToUnstructured(&status); err != nil {
+				return err
+			}
+			u.Object["status"] = m
+		}
+	}
+	if !statusEqual(p.Status, status) { // the same once shrunk: nothing to write
 		got, err := r.dyn.Resource(policiesGVR).Namespace(p.Namespace).UpdateStatus(ctx, u, metav1.UpdateOptions{FieldManager: r.opts.EventSource})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			return fmt.Errorf("status of %s/%s: %w", p.Namespace, p.Name, errRetry)
@@ -380,6 +420,15 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		}
 	}
 	return nil
+}
+
+// objectSize is u's size as JSON, as etcd stores a custom resource.
+func objectSize(u *unstructured.Unstructured) int {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return 0 // the write reports it
+	}
+	return len(b)
 }
 
 // statusEqual ignores lastEvaluated: a status is rewritten only when what it
@@ -416,6 +465,28 @@ func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.Complianc
 		LastTimestamp:       now,
 		Count:               1,
 		ReportingController: r.opts.EventSource,
+	}
+}
+
+// ReasonRelatedObjectsTruncated is the reason of the Warning Event that says
+// what a status left out of its related objects (see evaluate.RelatedBudget).
+const ReasonRelatedObjectsTruncated = "RelatedObjectsTruncated"
+
+// reportDropped logs and records (a Warning Event on the policy) what its
+// status left out of its related objects, when that changes.
+func (r *Runner) reportDropped(ctx context.Context, p *policyv1.ConfigurationPolicy, d evaluate.Dropped) {
+	r.log.Info("related objects left out of the status", "policy", p.Namespace+"/"+p.Name, "detail", d.String())
+	now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", p.Name, r.opts.Now().UnixNano()), Namespace: p.Namespace},
+		InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "ConfigurationPolicy",
+			Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		Reason: ReasonRelatedObjectsTruncated, Message: d.String(), Type: corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: r.opts.EventSource},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1, ReportingController: r.opts.EventSource,
+	}
+	if _, err := r.kube.CoreV1().Events(p.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		r.log.Error(err, "cannot record event", "policy", p.Namespace+"/"+p.Name, "reason", ReasonRelatedObjectsTruncated)
 	}
 }
 
@@ -472,14 +543,20 @@ func (r *Runner) ensureFinalizer(ctx context.Context, u *unstructured.Unstructur
 }
 
 // finalize prunes the policy's objects as pruneObjectBehavior says, then
-// removes the finalizer.
+// removes the finalizer. While an object cannot be deleted (or its deletion
+// does not finish: a finalizer of its own) the policy keeps its finalizer
+// and says so in its status, as upstream's: Terminating, `Failed to delete
+// objects: ...`; it is tried again with backoff.
 func (r *Runner) finalize(ctx context.Context, key string, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy) error {
 	if !containsString(u.GetFinalizers(), Finalizer) {
 		r.forget(key)
 		return nil
 	}
-	if err := r.prune(ctx, p); err != nil {
-		return err
+	if failures := r.prune(ctx, p, p.Status.RelatedObjects); len(failures) > 0 {
+		if err := r.writeTerminating(ctx, u, p, failures); err != nil {
+			return err
+		}
+		return fmt.Errorf("prune %s/%s: failed to delete objects %s", p.Namespace, p.Name, strings.Join(failures, ", "))
 	}
 	var kept []string
 	for _, f := range u.GetFinalizers() {
@@ -501,51 +578,141 @@ func (r *Runner) finalize(ctx context.Context, key string, u *unstructured.Unstr
 	return err
 }
 
-// prune deletes the policy's related objects, as upstream does on deletion:
-// only for an enforce policy; DeleteAll deletes every related object that
-// exists (those of templates without a name included), DeleteIfCreated only
-// those the policy created, with the same UID.
-func (r *Runner) prune(ctx context.Context, p *policyv1.ConfigurationPolicy) error {
-	if !p.Spec.RemediationAction.IsEnforce() {
+// ReasonCleanupError is upstream's condition reason of a policy whose
+// objects could not all be pruned.
+const ReasonCleanupError = "Error cleaning up child objects"
+
+// writeTerminating records a failed prune as upstream does: the policy is
+// Terminating, with one violation `Failed to delete objects: ...`; its
+// related objects are kept as they were.
+func (r *Runner) writeTerminating(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy, failures []string) error {
+	now := r.opts.Now()
+	status := *p.Status.DeepCopy()
+	status.ComplianceState = policyv1.Terminating
+	status.LastEvaluated = now.UTC().Format(time.RFC3339)
+	cond := policyv1.Condition{
+		Type:               evaluate.Violation,
+		Status:             metav1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(now.UTC().Truncate(time.Second)),
+		Reason:             ReasonCleanupError,
+		Message:            "Failed to delete objects: " + strings.Join(failures, ", "),
+	}
+	if len(p.Status.CompliancyDetails) == 1 {
+		for _, pc := range p.Status.CompliancyDetails[0].Conditions {
+			if pc.Type == cond.Type && pc.Reason == cond.Reason && conditions.SameMessage(pc.Message, cond.Message) {
+				cond.LastTransitionTime = pc.LastTransitionTime
+			}
+		}
+	}
+	status.CompliancyDetails = []policyv1.TemplateStatus{{ComplianceState: policyv1.Terminating, Conditions: []policyv1.Condition{cond}}}
+	msg := string(policyv1.Terminating) + "; " + cond.Type + " - " + cond.Message
+	return r.writeStatus(ctx, u, p, msg, status, nil)
+}
+
+// pruneRemoved deletes, as upstream does after an evaluation of an enforce
+// policy with pruneObjectBehavior DeleteAll or DeleteIfCreated, the objects
+// the status listed that the evaluation no longer relates (a template was
+// removed or changed, a namespace is no longer selected). Nothing is pruned
+// when a template failed (its objects are unknown, not gone). A failure is
+// logged; the object is no longer the policy's.
+func (r *Runner) pruneRemoved(ctx context.Context, p *policyv1.ConfigurationPolicy, res *evaluate.Result) {
+	if !pruning(p) {
+		return
+	}
+	for _, t := range res.Templates {
+		if t.Error != nil {
+			return
+		}
+	}
+	now := res.Related(nil)
+	var gone []policyv1.RelatedObject
+	for _, old := range p.Status.RelatedObjects {
+		if !slices.ContainsFunc(now, func(n policyv1.RelatedObject) bool { return n.Object == old.Object }) {
+			gone = append(gone, old)
+		}
+	}
+	if failures := r.prune(ctx, p, gone); len(failures) > 0 {
+		r.log.Info("objects no longer related could not be pruned", "policy", p.Namespace+"/"+p.Name, "objects", strings.Join(failures, ", "))
+	}
+}
+
+// pruning reports whether pruneObjectBehavior deletes anything: only for an
+// enforce policy (an inform policy deletes nothing).
+func pruning(p *policyv1.ConfigurationPolicy) bool {
+	return p.Spec.RemediationAction.IsEnforce() &&
+		(p.Spec.PruneObjectBehavior == policyv1.PruneDeleteAll || p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated)
+}
+
+// prune deletes the related objects objs as pruneObjectBehavior says, as
+// upstream does: DeleteAll every one that exists (those of templates
+// without a name included), DeleteIfCreated only those the policy created,
+// with the same UID. It returns the objects it could not delete, in
+// upstream's words (`/v1, Kind=ConfigMap "x" in namespace y`): a refused
+// delete, or a deletion that does not finish (the object has a finalizer).
+func (r *Runner) prune(ctx context.Context, p *policyv1.ConfigurationPolicy, objs []policyv1.RelatedObject) []string {
+	if !pruning(p) {
 		return nil
 	}
-	var errs []error
-	for _, ro := range p.Status.RelatedObjects {
+	var failures []string
+	for _, ro := range objs {
 		if ro.Object.Metadata.Name == "" || ro.Object.Metadata.Name == "-" {
 			continue
 		}
 		created := ro.Properties != nil && ro.Properties.CreatedByPolicy != nil && *ro.Properties.CreatedByPolicy
-		opts := metav1.DeleteOptions{}
-		if p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated {
-			if !created || ro.Properties.UID == "" {
-				continue
-			}
-			uid := types.UID(ro.Properties.UID)
-			opts.Preconditions = &metav1.Preconditions{UID: &uid}
-		}
-		gv, err := schema.ParseGroupVersion(ro.Object.APIVersion)
-		if err != nil {
+		if p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated && (!created || ro.Properties.UID == "") {
 			continue
 		}
-		m, err := (&cluster{w: r.watches, mapper: r.mapper}).Mapping(gv.WithKind(ro.Object.Kind))
+		gvk := schema.FromAPIVersionAndKind(ro.Object.APIVersion, ro.Object.Kind)
+		what := fmt.Sprintf("%s %q", gvk, ro.Object.Metadata.Name)
+		if ro.Object.Metadata.Namespace != "" {
+			what += " in namespace " + ro.Object.Metadata.Namespace
+		}
+		fail := func(err error) {
+			r.log.Error(err, "cannot prune", "policy", p.Namespace+"/"+p.Name, "object", what)
+			failures = append(failures, what)
+		}
+		m, err := (&cluster{w: r.watches, mapper: r.mapper}).Mapping(gvk)
 		if err != nil {
 			var uk *evaluate.UnknownKindError
 			if !errors.As(err, &uk) { // a kind no longer served has nothing left to delete
-				errs = append(errs, err)
+				fail(err)
 			}
 			continue
 		}
 		f := &evaluate.Finding{Mapping: m, Namespace: ro.Object.Metadata.Namespace, Name: ro.Object.Metadata.Name}
-		err = r.resource(f).Delete(ctx, f.Name, opts)
+		live, err := r.resource(f).Get(ctx, f.Name, metav1.GetOptions{})
 		switch {
-		case err == nil:
-			r.log.Info("pruned", "policy", p.Namespace+"/"+p.Name, "resource", m.Resource, "namespace", f.Namespace, "name", f.Name)
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err): // gone, or replaced by another object
-		default:
-			errs = append(errs, fmt.Errorf("prune %s %s: %w", m.Resource, f.Name, err))
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			fail(err)
+			continue
+		case p.Spec.PruneObjectBehavior == policyv1.PruneDeleteIfCreated && string(live.GetUID()) != ro.Properties.UID:
+			continue // replaced by an object the policy did not create
+		case live.GetDeletionTimestamp() != nil:
+			fail(fmt.Errorf("deletion is pending (finalizers %v)", live.GetFinalizers()))
+			continue
 		}
+		uid := live.GetUID()
+		err = r.resource(f).Delete(ctx, f.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err): // gone, or replaced by another object
+			continue
+		case err != nil:
+			fail(err)
+			continue
+		}
+		// The deletion finishes only when the object's own finalizers allow.
+		if after, err := r.resource(f).Get(ctx, f.Name, metav1.GetOptions{}); err == nil && after.GetUID() == uid {
+			fail(fmt.Errorf("deletion is pending (finalizers %v)", after.GetFinalizers()))
+			continue
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			fail(err)
+			continue
+		}
+		r.log.Info("pruned", "policy", p.Namespace+"/"+p.Name, "resource", m.Resource, "namespace", f.Namespace, "name", f.Name)
 	}
-	return errors.Join(errs...)
+	return failures
 }
 
 func containsString(list []string, s string) bool {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
 )
 
 // Finalizer is set on a ConfigurationPolicy whose objects are pruned on deletion.
@@ -90,6 +91,8 @@ type policyState struct {
 	lastEval   time.Time
 	generation int64
 	compliance policyv1.ComplianceState
+	// dropped is what the status left out of its related objects.
+	dropped evaluate.Dropped
 }
 
 // Run runs the engine until ctx ends.

@@ -86,6 +86,9 @@ type PolicyReport struct {
 	Message string `json:"message"`
 	// Actions are what enforce would do.
 	Actions []Action `json:"enforceActions,omitempty"`
+	// Dropped says what the status left out of its related objects to stay
+	// within evaluate.RelatedBudget (empty when nothing).
+	Dropped string `json:"relatedObjectsLeftOut,omitempty"`
 
 	result *evaluate.Result
 }
@@ -167,6 +170,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			Status: res.Status(nil, opts.Now()), result: res,
 		}
 		pr.Message = res.ComplianceMessage(pr.Status, false)
+		pr.Dropped = res.Dropped().String()
 		for _, f := range res.Actions() {
 			a := Action{
 				Verb: f.Action, APIVersion: f.Mapping.GVK.GroupVersion().String(), Kind: f.Mapping.GVK.Kind,

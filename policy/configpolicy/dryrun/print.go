@@ -60,7 +60,10 @@ func PrintText(w io.Writer, rep *Report) error {
 			head := fmt.Sprintf("object-templates[%d]", t.Index)
 			if t.Kind != "" {
 				target := t.Name
-				if t.Unnamed {
+				switch {
+				case t.Selected():
+					target = "(objectSelector)"
+				case t.Unnamed:
 					target = "(every name)"
 				}
 				head += fmt.Sprintf(" %s %s %s", t.ComplianceType, t.Kind, target)
@@ -68,7 +71,7 @@ func PrintText(w io.Writer, rep *Report) error {
 			p.line(1, "%s: %s", head, pr.Status.CompliancyDetails[j].ComplianceState)
 			c := pr.Status.CompliancyDetails[j].Conditions[0]
 			p.line(2, "%s - %s", c.Type, c.Message)
-			if t.Unnamed && c.Type == "violation" && t.ComplianceType != "" {
+			if t.Unnamed && !t.Selected() && c.Type == "violation" && t.ComplianceType != "" {
 				p.line(2, "note: a template without metadata.name is inform only; enforce does not create, update or delete for it")
 			}
 			for _, f := range t.Findings {
@@ -76,6 +79,9 @@ func PrintText(w io.Writer, rep *Report) error {
 					p.line(2, "note: only status differs on %s; enforce never changes status", f.Name)
 				}
 			}
+		}
+		if pr.Dropped != "" {
+			p.line(1, "note: %s", pr.Dropped)
 		}
 		if len(pr.Status.RelatedObjects) > 0 {
 			p.line(1, "related objects:")

@@ -53,3 +53,38 @@ func (e *UnknownKindError) Error() string {
 	return fmt.Sprintf("couldn't find mapping resource with kind %s in API version %s, please check if you have CRD deployed",
 		e.GVK.Kind, e.GVK.GroupVersion().String())
 }
+
+// Read is what a template read from the cluster while it was resolved
+// (fromSecret, fromConfigMap, fromClusterClaim, lookup, copy...Data): one
+// object (Name set, whether it existed or not) or a list (Name empty;
+// Namespace empty for every namespace or a cluster-scoped kind).
+type Read struct {
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Name      string
+}
+
+// recorder is a Cluster that records the reads made through it.
+type recorder struct {
+	Cluster
+	reads []Read
+}
+
+func (c *recorder) add(rd Read) {
+	for _, have := range c.reads {
+		if have == rd {
+			return
+		}
+	}
+	c.reads = append(c.reads, rd)
+}
+
+func (c *recorder) Get(m Mapping, namespace, name string) (*unstructured.Unstructured, error) {
+	c.add(Read{Resource: m.GVR(), Namespace: namespace, Name: name})
+	return c.Cluster.Get(m, namespace, name)
+}
+
+func (c *recorder) List(m Mapping, namespace string) ([]*unstructured.Unstructured, error) {
+	c.add(Read{Resource: m.GVR(), Namespace: namespace})
+	return c.Cluster.List(m, namespace)
+}

@@ -61,7 +61,8 @@ type Finding struct {
 	StatusOnly bool
 	// Diff is the unified diff of an update (empty when not recorded).
 	Diff string
-	// Action is what enforce would do; None for unnamed templates and status-only mismatches.
+	// Action is what enforce would do; None for status-only mismatches and
+	// for unnamed templates without an objectSelector.
 	Action Verb
 
 	// Applied is set by the runner when it carried out Action.
@@ -115,6 +116,12 @@ type Result struct {
 	Enforce bool
 	// Kinds are the kinds the templates reference (resolved or not).
 	Kinds []schema.GroupVersionKind
+	// TemplateReads are the objects and lists the policy's templates read
+	// while they were resolved: a change to one may change the policy.
+	TemplateReads []Read
+
+	dropped Dropped                          // what Status left out of the related objects
+	touched map[policyv1.ObjectResource]bool // the objects it left out, or without their diff
 }
 
 // TemplateError says the policy itself is wrong (a malformed template, an
@@ -164,7 +171,9 @@ func Policy(p *policyv1.ConfigurationPolicy, c Cluster) *Result {
 		}
 		return nsCache, nsErr
 	}
-	list, err := expand(p, c)
+	rec := &recorder{Cluster: c}
+	list, err := expand(p, rec)
+	r.TemplateReads = rec.reads
 	if err != nil {
 		r.Templates = append(r.Templates, &TemplateResult{Index: 0, Error: err})
 		return r
@@ -328,6 +337,10 @@ func (t *TemplateResult) evaluate(ot *policyv1.ObjectTemplate, policyName string
 	})
 }
 
+// Selected reports whether the template picks its objects with an
+// objectSelector (it has no name): enforce acts on each selected object.
+func (t *TemplateResult) Selected() bool { return t.selector != nil }
+
 func (t *TemplateResult) describe() string {
 	if t.Unnamed {
 		return t.Mapping.Resource
@@ -384,8 +397,12 @@ func (t *TemplateResult) evaluateIn(tmpl *unstructured.Unstructured, ns string, 
 		}
 		t.selected++
 		f := t.judge(tmpl, o, ns, o.GetName(), opts)
-		f.Action = None // unnamed templates are inform only
-		f.Desired = nil
+		if t.selector == nil {
+			// without an objectSelector an unnamed template is inform only,
+			// as upstream's; with one, each selected object is enforced as
+			// if the template named it
+			f.Action, f.Desired = None, nil
+		}
 		switch {
 		case f.Outcome == Matches || f.Outcome == Found:
 			matching = append(matching, f)

@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,14 +60,14 @@ func TestSelectNamespaces(t *testing.T) {
 }
 
 // policy builds a ConfigurationPolicy from YAML.
-func policy(t *testing.T, y string) *policyv1.ConfigurationPolicy {
+func policy(t testing.TB, y string) *policyv1.ConfigurationPolicy {
 	t.Helper()
 	p := &policyv1.ConfigurationPolicy{}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(y), p))
 	return p
 }
 
-func objects(t *testing.T, ys ...string) *Objects {
+func objects(t testing.TB, ys ...string) *Objects {
 	t.Helper()
 	var objs []*unstructured.Unstructured
 	for _, y := range ys {
@@ -233,17 +234,20 @@ spec:
 }
 
 // A template matching thousands of objects lists every name (upstream cuts
-// nothing in a condition message) and keeps its status small.
-func TestLargeResultsAreCapped(t *testing.T) {
+// nothing in a condition message) and keeps its status within
+// RelatedBudget, saying what it left out.
+func TestLargeResultsFitTheBudget(t *testing.T) {
+	const n = 4000
 	var objs, bad []string
-	for i := 0; i < MaxRelated+50; i++ {
+	for i := 0; i < n; i++ {
 		data := "ok"
 		if i%2 == 0 {
 			data = "bad"
 			bad = append(bad, fmt.Sprintf("cm-%04d", i))
 		}
-		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns}, data: {v: %s}}", i, data))
+		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns, uid: u-%04d}, data: {v: %s}}", i, i, data))
 	}
+	cluster := objects(t, objs...)
 	p := policy(t, `
 metadata: {name: p}
 spec:
@@ -252,30 +256,185 @@ spec:
   - complianceType: mustnothave
     objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: bad}}
 `)
-	r := Policy(p, objects(t, objs...))
-	msg := r.Templates[0].Message()
-	require.Equal(t, "configmaps ["+strings.Join(bad, ", ")+"] found in namespace ns", msg)
+	r := Policy(p, cluster)
+	require.Equal(t, "configmaps ["+strings.Join(bad, ", ")+"] found in namespace ns", r.Templates[0].Message())
 	st := r.Status(nil, time.Now())
-	require.Len(t, st.RelatedObjects, (MaxRelated+50)/2, "only the matching objects are related")
+	require.Equal(t, n/2, len(st.RelatedObjects), "only the matching objects are related, and they fit")
+	require.False(t, r.Dropped().Any())
 
-	// More related objects than the cap: NonCompliant ones are kept first.
+	// Every object related, the mismatched ones with a diff: the diffs go
+	// first, then Compliant objects; NonCompliant ones are kept, in
+	// upstream's order.
 	p = policy(t, `
 metadata: {name: p}
 spec:
   namespaceSelector: {include: [ns]}
   object-templates:
   - complianceType: musthave
+    recordDiff: InStatus
     objectSelector: {}
     objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: ok}}
 `)
-	st = Policy(p, objects(t, objs...)).Status(nil, time.Now())
-	require.Len(t, st.RelatedObjects, MaxRelated)
+	r = Policy(p, cluster)
+	st = r.Status(nil, time.Now())
+	raw, err := json.Marshal(st.RelatedObjects)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(raw), RelatedBudget)
+	d := r.Dropped()
+	require.Equal(t, n, d.Total)
+	require.Equal(t, n/2, d.Diffs, "every diff had to go")
+	require.Zero(t, d.NonCompliant)
+	require.Equal(t, n-len(st.RelatedObjects), d.Compliant)
 	nc := 0
 	for i, ro := range st.RelatedObjects {
 		if ro.Compliant == string(policyv1.NonCompliant) {
-			require.Equal(t, i, nc, "NonCompliant related objects come first")
 			nc++
+			require.Empty(t, ro.Properties.Diff)
+			require.NotEmpty(t, ro.Properties.UID)
+		}
+		if i > 0 {
+			require.Less(t, st.RelatedObjects[i-1].Object.Metadata.Name, ro.Object.Metadata.Name, "upstream's order")
 		}
 	}
-	require.Equal(t, (MaxRelated+50)/2, nc)
+	require.Equal(t, n/2, nc)
+	require.Contains(t, d.String(), fmt.Sprintf("the status lists %d of %d related objects (left out: 0 NonCompliant, %d Compliant), %d without their diff", len(st.RelatedObjects), n, d.Compliant, n/2))
+
+	// The status says it: the template gets a second condition, after
+	// upstream's one; the policy's messages stay upstream's.
+	conds := st.CompliancyDetails[0].Conditions
+	require.Len(t, conds, 2)
+	require.Equal(t, Violation, conds[0].Type)
+	require.Equal(t, ConditionRelatedObjectsTruncated, conds[1].Type)
+	require.Equal(t, d.String(), conds[1].Message)
+	require.NotContains(t, r.ComplianceMessage(st, false), "related objects")
+
+	// An object that would still weigh too much sheds more, and says so;
+	// the kept ones stay NonCompliant first.
+	before := len(st.RelatedObjects)
+	r.Shrink(&st, nil, 100_000, time.Now())
+	raw2, err := json.Marshal(st.RelatedObjects)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(raw2), len(raw)-100_000)
+	d2 := r.Dropped()
+	require.Equal(t, n, d2.Total)
+	require.Equal(t, n/2, d2.Diffs)
+	require.Equal(t, n-len(st.RelatedObjects), d2.Compliant+d2.NonCompliant)
+	require.Less(t, len(st.RelatedObjects), before)
+	require.Equal(t, d2.String(), st.CompliancyDetails[0].Conditions[1].Message)
+	require.Len(t, st.CompliancyDetails[0].Conditions, 2)
+}
+
+// A template whose objects all fit gets no note, though another's were cut.
+func TestTruncatedNoteOnlyOnTheTemplatesCut(t *testing.T) {
+	var objs []string
+	for i := 0; i < 4000; i++ {
+		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns, uid: u-%04d}, data: {v: ok}}", i, i))
+	}
+	objs = append(objs, "{apiVersion: v1, kind: Namespace, metadata: {name: ns}}")
+	p := policy(t, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: musthave
+    recordDiff: None
+    objectDefinition: {apiVersion: v1, kind: Namespace, metadata: {name: ns, labels: {a: b}}}
+  - complianceType: musthave
+    objectSelector: {}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: ok}}
+`)
+	r := Policy(p, objects(t, objs...))
+	st := r.Status(nil, time.Now())
+	require.True(t, r.Dropped().Any())
+	require.Len(t, st.CompliancyDetails[0].Conditions, 1, "the NonCompliant Namespace is kept")
+	require.Len(t, st.CompliancyDetails[1].Conditions, 2)
+	require.Equal(t, st.RelatedObjects[len(st.RelatedObjects)-1].Object.Kind, "Namespace")
+
+	// The next evaluation with all fitting drops the note.
+	st = Policy(p, objects(t, objs[3990:]...)).Status(&st, time.Now())
+	require.Len(t, st.CompliancyDetails[1].Conditions, 1)
+}
+
+func TestFitRelated(t *testing.T) {
+	yes := true
+	ro := func(name, compliant, diff string, created bool) policyv1.RelatedObject {
+		r := policyv1.RelatedObject{Object: policyv1.ObjectResource{Kind: "ConfigMap", APIVersion: "v1",
+			Metadata: policyv1.ObjectMetadata{Name: name, Namespace: "ns"}}, Compliant: compliant, Reason: "r"}
+		if diff != "" || created {
+			r.Properties = &policyv1.ObjectProperties{Diff: diff}
+			if created {
+				r.Properties.CreatedByPolicy = &yes
+			}
+		}
+		return r
+	}
+	names := func(l []policyv1.RelatedObject) []string {
+		var out []string
+		for _, r := range l {
+			out = append(out, r.Object.Metadata.Name)
+		}
+		return out
+	}
+	size := func(l ...policyv1.RelatedObject) int {
+		b, _ := json.Marshal(l)
+		return len(b)
+	}
+	a, b := ro("a", "Compliant", "", false), ro("b", "NonCompliant", strings.Repeat("x", 500), false)
+	c, d := ro("c", "Compliant", "", true), ro("d", "Compliant", "", false)
+	all := []policyv1.RelatedObject{a, b, c, d}
+
+	got, dropped, _ := fitRelated(all, 1<<20)
+	require.Equal(t, all, got)
+	require.False(t, dropped.Any())
+
+	// The diff goes first.
+	bNoDiff := ro("b", "NonCompliant", "", false)
+	got, dropped, _ = fitRelated(all, size(a, bNoDiff, c, d))
+	require.Equal(t, []string{"a", "b", "c", "d"}, names(got))
+	require.Nil(t, got[1].Properties, "nothing else was in the properties")
+	require.Equal(t, Dropped{Diffs: 1, Total: 4}, dropped)
+	require.NotEmpty(t, all[1].Properties.Diff, "the input is not changed")
+
+	// Then Compliant objects, the last first; the created one stays longest.
+	got, dropped, _ = fitRelated(all, size(a, bNoDiff, c))
+	require.Equal(t, []string{"a", "b", "c"}, names(got))
+	require.Equal(t, Dropped{Diffs: 1, Compliant: 1, Total: 4}, dropped)
+	got, dropped, _ = fitRelated(all, size(bNoDiff, c))
+	require.Equal(t, []string{"b", "c"}, names(got))
+	require.Equal(t, Dropped{Diffs: 1, Compliant: 2, Total: 4}, dropped)
+	got, _, _ = fitRelated(all, size(c))
+	require.Equal(t, []string{"c"}, names(got))
+}
+
+// BenchmarkStatusFitsRelated: the cost of keeping a status within
+// RelatedBudget, 5,000 related ConfigMaps (all fit without diffs; with
+// InStatus diffs of every mismatch, they do not).
+//
+//	go test -run '^$' -bench StatusFitsRelated ./policy/configpolicy/evaluate/
+func BenchmarkStatusFitsRelated(b *testing.B) {
+	var objs []string
+	for i := 0; i < 5000; i++ {
+		objs = append(objs, fmt.Sprintf("{apiVersion: v1, kind: ConfigMap, metadata: {name: cm-%04d, namespace: ns, uid: u-%04d}, data: {v: v%d}}", i, i, i%2))
+	}
+	cluster := objects(b, objs...)
+	for _, diff := range []string{"None", "InStatus"} {
+		p := policy(b, `
+metadata: {name: p}
+spec:
+  namespaceSelector: {include: [ns]}
+  object-templates:
+  - complianceType: musthave
+    recordDiff: `+diff+`
+    objectSelector: {}
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, data: {v: v0}}
+`)
+		r := Policy(p, cluster)
+		b.Run("recordDiff="+diff, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Status(nil, time.Now())
+			}
+			b.ReportMetric(float64(len(r.Status(nil, time.Now()).RelatedObjects)), "kept")
+		})
+	}
 }

@@ -23,9 +23,15 @@ const (
 	HubTemplatesErrorAnnotation = "policy.open-cluster-management.io/hub-templates-error"
 )
 
-// hubTemplatesMessage is upstream's message for hub templates left unresolved
-// when the hub recorded no error.
-const hubTemplatesMessage = "Error occurred while processing hub-templates, check the policy events for more details."
+// Upstream's reasons and message for templates that cannot be resolved.
+const (
+	// ReasonHubTemplate: a {{hub ... hub}} template reached the managed cluster.
+	ReasonHubTemplate = "Hub template resolution failure"
+	// hubTemplatesMessage is upstream's message for hub templates left
+	// unresolved: its engine resolves them on the managed cluster only with
+	// an addon Flotilla does not have, so a hub template there always fails.
+	hubTemplatesMessage = "the governance-standalone-hub-templating addon must be enabled to resolve hub templates on the managed cluster"
+)
 
 // expanded is one object template after template resolution, with its index
 // in the policy (object-templates-raw: in the resolved list).
@@ -50,12 +56,14 @@ func readsSecrets(text string) bool {
 // object-templates-raw, hub templates) is returned as err.
 func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 	disabled, _ := strconv.ParseBool(p.GetAnnotations()[DisableTemplatesAnnotation])
-	hubErr := func() error {
+	// A hub template anywhere fails the whole policy, as upstream's; the
+	// hub's own error (its annotation) is told when the hub recorded one.
+	if !disabled && hasHub(p) {
 		msg := p.GetAnnotations()[HubTemplatesErrorAnnotation]
 		if msg == "" {
 			msg = hubTemplatesMessage
 		}
-		return &TemplateError{fmt.Errorf("%s", msg)}
+		return nil, &TemplateError{&ReasonedError{ReasonHubTemplate, msg}}
 	}
 	// Values the hub protected are decrypted here, in memory only; they are
 	// secrets, so diffs are redacted.
@@ -74,11 +82,9 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		if len(list) > 0 {
 			return nil, &TemplateError{fmt.Errorf("spec.object-templates and spec.object-templates-raw are both set; use one")}
 		}
-		if templates.HasHub(raw) {
-			return nil, hubErr()
-		}
 		text := raw
-		if !disabled {
+		resolved := !disabled && templates.Has(raw)
+		if resolved {
 			res, err := templates.Resolve(raw, reader{c})
 			if err != nil {
 				return nil, templateErr(err)
@@ -87,7 +93,12 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		}
 		var items []any
 		if err := yaml.Unmarshal([]byte(text), &items); err != nil {
-			return nil, &TemplateError{fmt.Errorf("object-templates-raw is not a YAML list of object templates after resolution: %w", err)}
+			// upstream's wording, with or without templates
+			format := "Error parsing object-templates-raw YAML: %v"
+			if resolved {
+				format = "failed unmarshalling resolved object-templates-raw template: %v"
+			}
+			return nil, &TemplateError{&ReasonedError{ReasonTemplateError, fmt.Sprintf(format, err)}}
 		}
 		typed, err := templates.Typed(items)
 		if err != nil {
@@ -119,8 +130,6 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 		e := expanded{index: i, ot: ot, sensitive: rawSensitive}
 		switch {
 		case disabled || !templates.Has(string(raw)):
-		case templates.HasHub(string(raw)):
-			e.err = hubErr()
 		default:
 			e.sensitive = e.sensitive || readsSecrets(string(raw))
 			obj, skip, err := templates.ResolveJSON(raw, reader{c})
@@ -141,13 +150,35 @@ func expand(p *policyv1.ConfigurationPolicy, c Cluster) ([]expanded, error) {
 	return out, nil
 }
 
-// templateErr marks a parse error as the policy's (TemplateError); a
-// failure while executing (a missing Secret, say) may go away.
+// templateErr words a template's failure as upstream's (reason `Error
+// processing template`, the resolver's message) and marks a parse error as
+// the policy's (TemplateError); a failure while executing (a missing
+// Secret, say) may go away.
 func templateErr(err error) error {
+	re := &ReasonedError{ReasonTemplateError, err.Error()}
 	if templates.IsParseError(err) {
-		return &TemplateError{err}
+		return &TemplateError{re}
 	}
-	return err
+	return re
+}
+
+// hasHub reports whether a hub template ({{hub ... hub}}) is left anywhere
+// in the policy's templates.
+func hasHub(p *policyv1.ConfigurationPolicy) bool {
+	if templates.HasHub(p.Spec.ObjectTemplatesRaw) {
+		return true
+	}
+	for i := range p.Spec.ObjectTemplates {
+		od := p.Spec.ObjectTemplates[i].ObjectDefinition
+		raw := od.Raw
+		if raw == nil && od.Object != nil {
+			raw, _ = json.Marshal(od.Object)
+		}
+		if templates.HasHub(string(raw)) {
+			return true
+		}
+	}
+	return false
 }
 
 // reader lets templates read a Cluster.

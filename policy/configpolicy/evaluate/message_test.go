@@ -132,17 +132,19 @@ func TestCustomMessage(t *testing.T) {
 
 func TestComplianceMessageCut(t *testing.T) {
 	p := policy(t, customPolicy)
-	p.Spec.CustomMessage.NonCompliant = `{{ range until 5000 }}x{{ end }}`
+	p.Spec.CustomMessage.NonCompliant = `{{ nope 5000 }}`
 	r := Policy(p, objects(t))
-	// until is not a function here: the default message and the error.
-	require.Contains(t, r.ComplianceMessage(r.Status(nil, time.Now()), false), `function "until" not defined`)
+	// nope is not a function: the default message and the error.
+	require.Contains(t, r.ComplianceMessage(r.Status(nil, time.Now()), false), `function "nope" not defined`)
 
-	p.Spec.CustomMessage.NonCompliant = strings.Repeat("x", 5000)
-	r = Policy(p, objects(t))
-	got := r.ComplianceMessage(r.Status(nil, time.Now()), false)
-	require.Len(t, got, MaxMessage)
-	require.True(t, strings.HasPrefix(got, "NonCompliant; xxx"))
-	require.True(t, strings.HasSuffix(got, "x...[truncated]"))
+	for _, text := range []string{strings.Repeat("x", 5000), `{{ range until 5000 }}x{{ end }}`} {
+		p.Spec.CustomMessage.NonCompliant = text
+		r = Policy(p, objects(t))
+		got := r.ComplianceMessage(r.Status(nil, time.Now()), false)
+		require.Len(t, got, MaxMessage)
+		require.True(t, strings.HasPrefix(got, "NonCompliant; xxx"))
+		require.True(t, strings.HasSuffix(got, "x...[truncated]"))
+	}
 
 	p.Spec.CustomMessage.NonCompliant = strings.Repeat("y", MaxMessage-len("NonCompliant; "))
 	r = Policy(p, objects(t))

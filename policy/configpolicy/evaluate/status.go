@@ -59,11 +59,6 @@ func (t *TemplateResult) Message() string {
 	return msg
 }
 
-// MaxRelated is how many related objects a status keeps (NonCompliant ones
-// first), so the status of a template matching thousands of objects stays
-// below the apiserver's object size limit. Upstream keeps them all.
-const MaxRelated = 1000
-
 // ConditionType is "violation" for a NonCompliant template, else "notification".
 func (t *TemplateResult) ConditionType() string {
 	if t.Compliance() == policyv1.Compliant {
@@ -130,13 +125,35 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 			ComplianceState: t.Compliance(),
 			Conditions:      []policyv1.Condition{cond},
 		})
-		for _, f := range t.Findings {
-			st.RelatedObjects = addRelated(st.RelatedObjects, t.related(f, prev.RelatedObjects))
+	}
+	r.touched = nil
+	r.fitStatusRelated(&st, prev, r.Related(prev.RelatedObjects), RelatedBudget, Dropped{}, now)
+	return st
+}
+
+// Dropped is what the last Status left out of its related objects to stay
+// within RelatedBudget.
+func (r *Result) Dropped() Dropped { return r.dropped }
+
+// Related are the objects the evaluation looked at, as the status lists
+// them (before any limit): one entry per object, sorted as upstream sorts
+// them (kind, namespace, name). prev (may be nil) carries createdByPolicy.
+func (r *Result) Related(prev []policyv1.RelatedObject) []policyv1.RelatedObject {
+	created := map[createdKey]bool{}
+	for _, p := range prev {
+		if p.Properties != nil && p.Properties.UID != "" && p.Properties.CreatedByPolicy != nil && *p.Properties.CreatedByPolicy {
+			created[createdKey{p.Object, p.Properties.UID}] = true
 		}
 	}
-	// As upstream: sorted by kind, namespace and name.
-	sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
-		a, b := st.RelatedObjects[i].Object, st.RelatedObjects[j].Object
+	var out []policyv1.RelatedObject
+	index := map[policyv1.ObjectResource]int{}
+	for _, t := range r.Templates {
+		for _, f := range t.Findings {
+			out = addRelated(out, index, t.related(f, created))
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Object, out[j].Object
 		if a.Kind != b.Kind {
 			return a.Kind < b.Kind
 		}
@@ -145,13 +162,7 @@ func (r *Result) Status(prev *policyv1.ConfigurationPolicyStatus, now time.Time)
 		}
 		return a.Metadata.Name < b.Metadata.Name
 	})
-	if len(st.RelatedObjects) > MaxRelated {
-		sort.SliceStable(st.RelatedObjects, func(i, j int) bool {
-			return st.RelatedObjects[i].Compliant != string(policyv1.Compliant) && st.RelatedObjects[j].Compliant == string(policyv1.Compliant)
-		})
-		st.RelatedObjects = st.RelatedObjects[:MaxRelated]
-	}
-	return st
+	return out
 }
 
 func (t *TemplateResult) reason() string {
@@ -159,18 +170,30 @@ func (t *TemplateResult) reason() string {
 	return reason
 }
 
-func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) policyv1.RelatedObject {
+// objectRef is the related object entry's object for f.
+func (t *TemplateResult) objectRef(f *Finding) policyv1.ObjectResource {
+	ref := policyv1.ObjectResource{
+		Kind:       t.Mapping.GVK.Kind,
+		APIVersion: t.Mapping.GVK.GroupVersion().String(),
+		Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
+	}
+	if ref.Metadata.Name == "" {
+		ref.Metadata.Name = "-"
+	}
+	return ref
+}
+
+// createdKey is an object the policy created, with the UID it had.
+type createdKey struct {
+	obj policyv1.ObjectResource
+	uid string
+}
+
+func (t *TemplateResult) related(f *Finding, created map[createdKey]bool) policyv1.RelatedObject {
 	ro := policyv1.RelatedObject{
-		Object: policyv1.ObjectResource{
-			Kind:       t.Mapping.GVK.Kind,
-			APIVersion: t.Mapping.GVK.GroupVersion().String(),
-			Metadata:   policyv1.ObjectMetadata{Name: f.Name, Namespace: f.Namespace},
-		},
+		Object:    t.objectRef(f),
 		Compliant: string(policyv1.NonCompliant),
 		Reason:    t.reasonOf(f),
-	}
-	if ro.Object.Metadata.Name == "" {
-		ro.Object.Metadata.Name = "-"
 	}
 	if t.compliant(f) {
 		ro.Compliant = string(policyv1.Compliant)
@@ -179,17 +202,9 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 	if props.UID == "" && f.Live != nil {
 		props.UID = string(f.Live.GetUID())
 	}
-	created := f.CreatedByPolicy
-	if !created && props.UID != "" {
-		for _, p := range prev {
-			if p.Object == ro.Object && p.Properties != nil && p.Properties.UID == props.UID &&
-				p.Properties.CreatedByPolicy != nil && *p.Properties.CreatedByPolicy {
-				created = true
-			}
-		}
-	}
-	if created {
-		props.CreatedByPolicy = &created
+	byPolicy := f.CreatedByPolicy || props.UID != "" && created[createdKey{ro.Object, props.UID}]
+	if byPolicy {
+		props.CreatedByPolicy = &byPolicy
 	}
 	if t.RecordDiff == policyv1.RecordDiffInStatus || t.RecordDiff == RecordDiffCensored {
 		props.Diff = f.Diff
@@ -203,14 +218,14 @@ func (t *TemplateResult) related(f *Finding, prev []policyv1.RelatedObject) poli
 // addRelated adds ro, or updates the entry of the same object as upstream
 // does: an object two templates name is listed once, the later template's
 // entry winning when its compliance or properties differ.
-func addRelated(list []policyv1.RelatedObject, ro policyv1.RelatedObject) []policyv1.RelatedObject {
-	for i, cur := range list {
-		if cur.Object == ro.Object {
-			if cur.Compliant != ro.Compliant || !reflect.DeepEqual(cur.Properties, ro.Properties) {
-				list[i] = ro
-			}
-			return list
+func addRelated(list []policyv1.RelatedObject, index map[policyv1.ObjectResource]int, ro policyv1.RelatedObject) []policyv1.RelatedObject {
+	if i, ok := index[ro.Object]; ok {
+		cur := list[i]
+		if cur.Compliant != ro.Compliant || !reflect.DeepEqual(cur.Properties, ro.Properties) {
+			list[i] = ro
 		}
+		return list
 	}
+	index[ro.Object] = len(list)
 	return append(list, ro)
 }

@@ -4,7 +4,7 @@
 // config-policy-controller does: Go text/template with fromSecret,
 // fromConfigMap, fromClusterClaim, lookup, copySecretData,
 // copyConfigMapData, base64enc, base64dec, toInt, toBool, indent,
-// autoindent, skipObject and a set of string functions.
+// autoindent, skipObject and the sprig functions upstream offers.
 //
 // The template is executed on YAML text (an objectDefinition is converted
 // from JSON first), so a value written as '{{ ... }}' receives the result in
@@ -23,6 +23,9 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/Masterminds/sprig/v3"
+	yamlv3 "gopkg.in/yaml.v3"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -65,8 +68,17 @@ type Result struct {
 	Text string
 }
 
-// Resolve executes text (YAML) against r.
+// Resolve executes text (YAML) against r. Errors are worded as upstream's
+// resolver words them, quoting text: `failed to parse the template JSON
+// string TEXT: template: tmpl:LINE: ...` and `failed to resolve the template
+// TEXT: template: tmpl:LINE:COL: executing "tmpl" at <...>: ...`.
 func Resolve(text string, r Reader) (*Result, error) {
+	return resolve(text, text, r)
+}
+
+// resolve executes text; quoted is the template as the policy holds it, for
+// the error messages.
+func resolve(text, quoted string, r Reader) (*Result, error) {
 	res := &Result{}
 	funcs := functions(r)
 	// autoindent is rewritten to indent by expandAutoindent where it ends a
@@ -75,24 +87,37 @@ func Resolve(text string, r Reader) (*Result, error) {
 	text = expandAutoindent(text)
 	tmpl, err := template.New("tmpl").Option("missingkey=zero").Funcs(funcs).Parse(text)
 	if err != nil {
-		return nil, &parseError{fmt.Errorf("failed to parse the template: %w", err)}
+		return nil, &parseError{fmt.Errorf("failed to parse the template JSON string %s: %w", quoted, err)}
 	}
 	var out bytes.Buffer
 	if err := tmpl.Execute(&out, nil); err != nil {
-		return nil, fmt.Errorf("failed to resolve the template: %w", err)
+		return nil, fmt.Errorf("failed to resolve the template %s: %w", quoted, err)
 	}
 	res.Text = out.String()
 	return res, nil
 }
 
 // ResolveJSON resolves the templates of a JSON objectDefinition and returns
-// the resolved object.
+// the resolved object. As upstream, the template is executed on the
+// definition converted to YAML (2-space indents), so the line and column in
+// an error point into that YAML, and an error quotes the definition as the
+// apiserver stores it (compact JSON, keys sorted).
 func ResolveJSON(raw []byte, r Reader) (map[string]any, bool, error) {
-	y, err := yaml.JSONToYAML(raw)
+	var def any
+	if err := json.Unmarshal(raw, &def); err != nil {
+		return nil, false, fmt.Errorf("the objectDefinition is not JSON: %w", err)
+	}
+	quoted, err := json.Marshal(def)
 	if err != nil {
 		return nil, false, err
 	}
-	res, err := Resolve(string(y), r)
+	var y bytes.Buffer
+	enc := yamlv3.NewEncoder(&y)
+	enc.SetIndent(2)
+	if err := enc.Encode(def); err != nil {
+		return nil, false, fmt.Errorf("failed to convert the policy template to YAML: %w", err)
+	}
+	res, err := resolve(y.String(), string(quoted), r)
 	if err != nil {
 		return nil, false, err
 	}
@@ -164,20 +189,58 @@ func expandAutoindent(text string) string {
 	})
 }
 
+// errInvalidInput is upstream's error for a missing argument.
+var errInvalidInput = errors.New("the input is invalid")
+
 func functions(r Reader) template.FuncMap {
-	get := func(gvk schema.GroupVersionKind, ns, name, what string) (*unstructured.Unstructured, error) {
+	// get returns the object, or an error in the apiserver's words
+	// (`secrets "x" not found`) when it does not exist.
+	get := func(gvk schema.GroupVersionKind, resource, ns, name string) (*unstructured.Unstructured, error) {
 		obj, err := r.Get(gvk, ns, name)
 		if err != nil {
 			return nil, err
 		}
 		if obj == nil {
-			return nil, fmt.Errorf("%s %q not found in namespace %q", what, name, ns)
+			return nil, apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: resource}, name)
 		}
 		return obj, nil
 	}
 	secret := schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	claim := schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterClaim"}
+	// getSecret and getConfigMap word their failures as upstream's functions.
+	getSecret := func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
+		for _, a := range append([]string{ns, name}, args...) {
+			if a == "" {
+				what := "namespace and name"
+				if len(args) > 0 {
+					what = "namespace, name, and key"
+				}
+				return nil, fmt.Errorf("%w: %s must be specified", errInvalidInput, what)
+			}
+		}
+		s, err := get(secret, "secrets", ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to get the secret %s from %s: %w", name, ns, err)
+		}
+		return s, nil
+	}
+	getConfigMap := func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
+		for _, a := range append([]string{ns, name}, args...) {
+			if a == "" {
+				what := "namespace and name"
+				if len(args) > 0 {
+					what = "namespace, name, and key"
+				}
+				return nil, fmt.Errorf("%w: %s must be specified", errInvalidInput, what)
+			}
+		}
+		cm, err := get(configMap, "configmaps", ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("failed getting the ConfigMap %s from %s: %w", name, ns, err)
+		}
+		return cm, nil
+	}
 	jsonMarker := func(v any) (string, error) {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -190,7 +253,7 @@ func functions(r Reader) template.FuncMap {
 			return jsonMarker(v)
 		},
 		"fromSecret": func(ns, name, key string) (string, error) {
-			s, err := get(secret, ns, name, "secret")
+			s, err := getSecret(ns, name, key)
 			if err != nil {
 				return "", err
 			}
@@ -198,7 +261,7 @@ func functions(r Reader) template.FuncMap {
 			return v, nil
 		},
 		"fromConfigMap": func(ns, name, key string) (string, error) {
-			cm, err := get(configMap, ns, name, "configmap")
+			cm, err := getConfigMap(ns, name, key)
 			if err != nil {
 				return "", err
 			}
@@ -206,7 +269,10 @@ func functions(r Reader) template.FuncMap {
 			return v, nil
 		},
 		"fromClusterClaim": func(name string) (string, error) {
-			c, err := get(claim, "", name, "clusterclaim")
+			if name == "" {
+				return "", errors.New("a claim name must be provided")
+			}
+			c, err := get(claim, "clusterclaims", "", name)
 			if err != nil {
 				return "", err
 			}
@@ -240,7 +306,7 @@ func functions(r Reader) template.FuncMap {
 			return obj.Object, nil
 		},
 		"copySecretData": func(ns, name string) (string, error) {
-			s, err := get(secret, ns, name, "secret")
+			s, err := getSecret(ns, name)
 			if err != nil {
 				return "", err
 			}
@@ -248,7 +314,7 @@ func functions(r Reader) template.FuncMap {
 			return jsonMarker(d)
 		},
 		"copyConfigMapData": func(ns, name string) (string, error) {
-			cm, err := get(configMap, ns, name, "configmap")
+			cm, err := getConfigMap(ns, name)
 			if err != nil {
 				return "", err
 			}
@@ -310,49 +376,61 @@ func functions(r Reader) template.FuncMap {
 	return m
 }
 
-// StringFuncs are the sprig-like functions that need no cluster: the string
-// functions, base64enc/base64dec, default, fail, toString. customMessage
-// templates get these.
+// sprigFuncs are the functions of the sprig library that upstream's
+// templates (go-template-utils) offer, by the same names and with sprig's
+// own behaviour (split gives a map {_0: ..., _1: ...}, default treats every
+// empty value as missing...).
+var sprigFuncs = []string{
+	// strings
+	"cat", "contains", "hasPrefix", "hasSuffix", "lower", "upper", "quote", "replace",
+	"substr", "trim", "trimAll", "trunc",
+	"regexFind", "regexFindAll", "regexMatch", "regexQuoteMeta",
+	"mustRegexFind", "mustRegexFindAll", "mustRegexMatch",
+	// string lists
+	"concat", "join", "split", "splitn",
+	// integers
+	"add", "sub", "mul", "div", "round", "until", "untilStep",
+	// dates
+	"date", "now", "toDate", "mustToDate",
+	// defaults and JSON
+	"default", "empty", "ternary", "fromJson", "mustFromJson", "toJson", "mustToJson",
+	"toRawJson", "mustToRawJson",
+	// lists
+	"list", "append", "mustAppend", "prepend", "mustPrepend", "has", "mustHas", "slice", "mustSlice",
+	// dicts
+	"dict", "dig", "get", "hasKey", "merge", "mustMerge", "set", "unset",
+	// flow, versions, security
+	"fail", "semver", "semverCompare", "htpasswd",
+}
+
+// StringFuncs are the functions that need no cluster: sprigFuncs,
+// base64enc/base64dec (and sprig's names b64enc/b64dec for them) and atoi,
+// as upstream's; and, Flotilla's own, trimPrefix, trimSuffix and toString.
+// customMessage templates get these.
 func StringFuncs() template.FuncMap {
-	return template.FuncMap{
-		"base64enc": func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) },
-		"base64dec": func(s string) (string, error) {
-			b, err := base64.StdEncoding.DecodeString(s)
-			return string(b), err
-		},
-		"lower":      strings.ToLower,
-		"upper":      strings.ToUpper,
-		"trim":       strings.TrimSpace,
-		"trimPrefix": func(p, s string) string { return strings.TrimPrefix(s, p) },
-		"trimSuffix": func(p, s string) string { return strings.TrimSuffix(s, p) },
-		"replace":    func(old, new, s string) string { return strings.ReplaceAll(s, old, new) },
-		"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
-		"hasPrefix":  func(p, s string) bool { return strings.HasPrefix(s, p) },
-		"hasSuffix":  func(p, s string) bool { return strings.HasSuffix(s, p) },
-		"split":      func(sep, s string) []string { return strings.Split(s, sep) },
-		"join": func(sep string, v any) (string, error) {
-			switch x := v.(type) {
-			case []string:
-				return strings.Join(x, sep), nil
-			case []any:
-				parts := make([]string, len(x))
-				for i, e := range x {
-					parts[i] = fmt.Sprint(e)
-				}
-				return strings.Join(parts, sep), nil
-			}
-			return "", fmt.Errorf("join: %T is not a list", v)
-		},
-		"quote": func(s string) string { return strconv.Quote(s) },
-		"default": func(def, v any) any {
-			if v == nil || v == "" || v == 0 || v == false {
-				return def
-			}
-			return v
-		},
-		"fail":     func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) },
-		"toString": func(v any) string { return fmt.Sprint(v) },
+	sp := sprig.TxtFuncMap()
+	m := template.FuncMap{}
+	for _, name := range sprigFuncs {
+		m[name] = sp[name]
 	}
+	for _, name := range []string{"trimPrefix", "trimSuffix", "toString"} {
+		m[name] = sp[name]
+	}
+	enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	dec := func(s string) (string, error) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		return string(b), err
+	}
+	m["base64enc"], m["b64enc"] = enc, enc
+	m["base64dec"], m["b64dec"] = dec, dec
+	m["atoi"] = func(s string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return 0, fmt.Errorf("atoi: %q is not an integer", s)
+		}
+		return n, nil
+	}
+	return m
 }
 
 type parseError struct{ err error }

@@ -64,11 +64,29 @@ func TestResolveJSON(t *testing.T) {
 		{"autoindent keeps a block under its key", `{"cert":"{{ fromConfigMap \"c\" \"cfg\" \"cert\" | autoindent }}"}`, map[string]any{"cert": "line1 line2"}, false, ""},
 		{"skipObject", `{"v":"{{ skipObject }}"}`, nil, true, ""},
 		{"skipObject false", `{"v":"{{ skipObject false }}x"}`, map[string]any{"v": "x"}, false, ""},
+		// sprig's functions, by upstream's names and with sprig's behaviour.
+		{"sprig split gives a map", `{"v":"{{ (split \".\" \"a.b.c\")._1 }}"}`, map[string]any{"v": "b"}, false, ""},
+		{"sprig ternary, dict, get, add", `{"v":"{{ ternary \"yes\" \"no\" (eq (add 1 2) 3) }}-{{ get (dict \"k\" \"x\") \"k\" }}"}`, map[string]any{"v": "yes-x"}, false, ""},
+		{"sprig default treats empty as missing", `{"v":"{{ list | default \"none\" }}"}`, map[string]any{"v": "none"}, false, ""},
+		{"sprig semverCompare, b64enc, atoi", `{"v":"{{ semverCompare \">=1.2.0\" \"1.10.0\" }}-{{ b64enc \"a\" }}-{{ add (atoi \"4\") 1 }}"}`, map[string]any{"v": "true-YQ==-5"}, false, ""},
+		{"sprig toJson of a lookup", `{"v":"{{ (lookup \"v1\" \"ConfigMap\" \"c\" \"cfg\").data.flag | toJson }}"}`, map[string]any{"v": `"true"`}, false, ""},
+		{"atoi of text", `{"v":"{{ atoi \"x\" }}"}`, nil, false,
+			`failed to resolve the template {"v":"{{ atoi \"x\" }}"}: template: tmpl:1:7: executing "tmpl" at <atoi "x">: error calling atoi: atoi: "x" is not an integer`},
+		// Errors in upstream's words: the definition quoted as stored
+		// (compact, keys sorted), the line and column in its YAML form
+		// (2-space indents, list items indented under their key).
 		{"missing secret", `{"v":"{{ fromSecret \"s\" \"none\" \"k\" }}"}`, nil, false,
-			`failed to resolve the template: template: tmpl:1:7: executing "tmpl" at <fromSecret "s" "none" "k">: error calling fromSecret: secret "none" not found in namespace "s"`},
+			`failed to resolve the template {"v":"{{ fromSecret \"s\" \"none\" \"k\" }}"}: template: tmpl:1:7: executing "tmpl" at <fromSecret "s" "none" "k">: error calling fromSecret: failed to get the secret none from s: secrets "none" not found`},
+		{"missing configmap, in a list", `{"b":[{"name":"x","value":"{{ fromConfigMap \"c\" \"none\" \"k\" }}"}],"a":1}`, nil, false,
+			`failed to resolve the template {"a":1,"b":[{"name":"x","value":"{{ fromConfigMap \"c\" \"none\" \"k\" }}"}]}: template: tmpl:4:15: executing "tmpl" at <fromConfigMap "c" "none" "k">: error calling fromConfigMap: failed getting the ConfigMap none from c: configmaps "none" not found`},
+		{"copySecretData without a name", `{"data":"{{ copySecretData \"s\" \"\" }}"}`, nil, false,
+			`failed to resolve the template {"data":"{{ copySecretData \"s\" \"\" }}"}: template: tmpl:1:10: executing "tmpl" at <copySecretData "s" "">: error calling copySecretData: the input is invalid: namespace and name must be specified`},
+		{"missing cluster claim", `{"v":"{{ fromClusterClaim \"none\" }}"}`, nil, false,
+			`failed to resolve the template {"v":"{{ fromClusterClaim \"none\" }}"}: template: tmpl:1:7: executing "tmpl" at <fromClusterClaim "none">: error calling fromClusterClaim: clusterclaims.cluster.open-cluster-management.io "none" not found`},
+		// Upstream's toInt gives 0 for text; Flotilla says what is wrong.
 		{"toInt of text", `{"v":"{{ \"abc\" | toInt }}"}`, nil, false,
-			`failed to resolve the template: template: tmpl:1:15: executing "tmpl" at <toInt>: error calling toInt: toInt: "abc" is not an integer`},
-		{"unknown function", `{"v":"{{ nope }}"}`, nil, false, `failed to parse the template: template: tmpl:1: function "nope" not defined`},
+			`failed to resolve the template {"v":"{{ \"abc\" | toInt }}"}: template: tmpl:1:15: executing "tmpl" at <toInt>: error calling toInt: toInt: "abc" is not an integer`},
+		{"unknown function", `{"v":"{{ nope }}"}`, nil, false, `failed to parse the template JSON string {"v":"{{ nope }}"}: template: tmpl:1: function "nope" not defined`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

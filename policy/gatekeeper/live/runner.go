@@ -75,6 +75,10 @@ type constraintState struct {
 	c         *gatekeeper.Constraint
 	gvr       schema.GroupVersionResource
 	resources map[schema.GroupVersionResource]schema.GroupVersionKind
+	// synced are the kinds its template's requires-sync-data names (a
+	// referential template only): kept in the inventory, a change to one
+	// audits the constraint again in full.
+	synced map[schema.GroupVersionResource]schema.GroupVersionKind
 	// byObject are the violations of each matching object (key: gvr|ns/name).
 	byObject map[string][]gatekeeper.ObjectViolation
 	err      error
@@ -346,7 +350,8 @@ func (r *Runner) syncConstraint(kind, name string) error {
 		delete(r.constraints, id)
 		return nil
 	}
-	st := &constraintState{gvr: gvr, resources: map[schema.GroupVersionResource]schema.GroupVersionKind{}, byObject: map[string][]gatekeeper.ObjectViolation{}}
+	st := &constraintState{gvr: gvr, resources: map[schema.GroupVersionResource]schema.GroupVersionKind{},
+		synced: map[schema.GroupVersionResource]schema.GroupVersionKind{}, byObject: map[string][]gatekeeper.ObjectViolation{}}
 	if old := r.constraints[id]; old != nil {
 		st.written = old.written
 	}
@@ -357,7 +362,8 @@ func (r *Runner) syncConstraint(kind, name string) error {
 		return r.writeStatus(st, obj)
 	}
 	st.c = c
-	if _, err := r.engine.Template(kind); err != nil {
+	tmpl, err := r.engine.Template(kind)
+	if err != nil {
 		st.err = err
 		return r.writeStatus(st, obj)
 	}
@@ -379,6 +385,12 @@ func (r *Runner) syncConstraint(kind, name string) error {
 			break
 		}
 	}
+	if st.err == nil && tmpl.Referential {
+		retry = r.watchSynced(st, tmpl) || retry
+	}
+	if st.err == nil && tmpl.Referential {
+		st.err = r.fillInventory(st)
+	}
 	if st.err == nil {
 		r.auditFull(st)
 	}
@@ -388,6 +400,56 @@ func (r *Runner) syncConstraint(kind, name string) error {
 	if retry {
 		r.mapper.Reset()
 		r.queue.AddAfter("c|"+kind+"|"+name, r.opts.RetryInterval)
+	}
+	return nil
+}
+
+// watchSynced watches the kinds the template's requires-sync-data names, as
+// Gatekeeper syncs them into data.inventory. A kind the cluster does not
+// serve fails the constraint (its audit would miss objects) and sets retry.
+func (r *Runner) watchSynced(st *constraintState, tmpl *gatekeeper.Template) (retry bool) {
+	for _, k := range tmpl.SyncKinds {
+		parts := strings.SplitN(k, "/", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		m, err := r.mapper.RESTMapping(schema.GroupKind{Group: parts[0], Kind: parts[2]}, parts[1])
+		if err != nil {
+			st.err = fmt.Errorf("constraint %s: the kind %s (group %q, version %s) its template %s syncs into data.inventory (requires-sync-data) is not served by this cluster",
+				st.c.ID(), parts[2], parts[0], parts[1], tmpl.Name)
+			return true
+		}
+		res := m.Resource
+		if _, ok := st.resources[res]; ok {
+			continue
+		}
+		if _, err := r.watch(res, func(o *unstructured.Unstructured) {
+			r.queue.Add(objectKey(res, o.GetNamespace(), o.GetName()))
+		}); err != nil {
+			st.err = fmt.Errorf("constraint %s: %w", st.c.ID(), err)
+			return true
+		}
+		st.synced[res] = m.GroupVersionKind
+	}
+	return false
+}
+
+// fillInventory puts every object of the kinds a referential constraint
+// matches or syncs into data.inventory, so its first audit sees them all
+// (their watch events keep the inventory after that).
+func (r *Runner) fillInventory(st *constraintState) error {
+	for _, kinds := range []map[schema.GroupVersionResource]schema.GroupVersionKind{st.resources, st.synced} {
+		for gvr := range kinds {
+			s := r.store(gvr)
+			if s == nil {
+				continue
+			}
+			for _, o := range s.List() {
+				if err := r.engine.Inventory().Put(r.ctx, o.(*unstructured.Unstructured)); err != nil {
+					return fmt.Errorf("constraint %s: data.inventory: %w", st.c.ID(), err)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -491,6 +553,9 @@ func (r *Runner) objectChanged(gvr schema.GroupVersionResource, ns, name string)
 		if k, ok := st.resources[gvr]; ok {
 			gvk = k
 		}
+		if k, ok := st.synced[gvr]; ok {
+			gvk = k
+		}
 	}
 	if gvk.Kind != "" {
 		if obj != nil {
@@ -508,7 +573,9 @@ func (r *Runner) objectChanged(gvr schema.GroupVersionResource, ns, name string)
 		}
 	}
 	for id, st := range r.constraints {
-		if _, ok := st.resources[gvr]; !ok || st.c == nil {
+		_, matched := st.resources[gvr]
+		_, synced := st.synced[gvr]
+		if !matched && !synced || st.c == nil {
 			continue
 		}
 		t, err := r.engine.Template(st.c.Kind)

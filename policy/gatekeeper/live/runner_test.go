@@ -220,3 +220,49 @@ spec:
 	createConstraint(t, "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sBrokenLive\nmetadata: {name: b}\nspec: {match: {kinds: [{apiGroups: [\"\"], kinds: [Pod]}]}}")
 	eventuallyStatus(t, "K8sBrokenLive", "b", "NonCompliant", want)
 }
+
+// ownerTemplate is a referential template that reads Namespaces from
+// data.inventory although its constraint matches ConfigMaps: only its
+// requires-sync-data brings them there.
+const ownerTemplate = `apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: %[1]s
+  annotations:
+    metadata.gatekeeper.sh/requires-sync-data: |
+      "[[{"groups": ["%[3]s"], "versions": ["v1"], "kinds": ["%[4]s"]}]]"
+spec:
+  crd: {spec: {names: {kind: %[2]s}}}
+  targets:
+  - target: admission.k8s.gatekeeper.sh
+    rego: |
+      package %[1]s
+      violation[{"msg": msg}] {
+        ns := input.review.object.data["owner-namespace"]
+        not data.inventory.cluster["v1"]["Namespace"][ns]
+        msg := sprintf("owner namespace %%v does not exist", [ns])
+      }
+`
+
+// The kinds a template's requires-sync-data names are kept in
+// data.inventory and a change to one audits its constraints again.
+func TestSyncDataLive(t *testing.T) {
+	namespace(t, "owners-app", nil)
+	_, err := kube.CoreV1().ConfigMaps("owners-app").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Labels: map[string]string{"owned": "yes"}}, Data: map[string]string{"owner-namespace": "owners-team"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	create(t, templatesGVR, fmt.Sprintf(ownerTemplate, "k8sownernamespace", "K8sOwnerNamespace", "", "Namespace"))
+	createConstraint(t, "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sOwnerNamespace\nmetadata: {name: owner}\nspec: {match: {kinds: [{apiGroups: [\"\"], kinds: [ConfigMap]}], namespaces: [owners-app], labelSelector: {matchLabels: {owned: \"yes\"}}}}")
+	eventuallyStatus(t, "K8sOwnerNamespace", "owner", "NonCompliant",
+		`K8sOwnerNamespace/owner: 1 violation in 1 matching objects: [ConfigMap owners-app/cm] owner namespace owners-team does not exist`)
+
+	namespace(t, "owners-team", nil)
+	eventuallyStatus(t, "K8sOwnerNamespace", "owner", "Compliant", `K8sOwnerNamespace/owner: no violations in 1 matching objects`)
+
+	// A synced kind the cluster does not serve: said, never a silent audit
+	// without it.
+	create(t, templatesGVR, fmt.Sprintf(ownerTemplate, "k8sownerwidget", "K8sOwnerWidget", "example.com", "Widget"))
+	createConstraint(t, "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: K8sOwnerWidget\nmetadata: {name: owner}\nspec: {match: {kinds: [{apiGroups: [\"\"], kinds: [ConfigMap]}], namespaces: [owners-app], labelSelector: {matchLabels: {owned: \"yes\"}}}}")
+	eventuallyStatus(t, "K8sOwnerWidget", "owner", "NonCompliant",
+		`constraint K8sOwnerWidget/owner: the kind Widget (group "example.com", version v1) its template k8sownerwidget syncs into data.inventory (requires-sync-data) is not served by this cluster`)
+}

@@ -119,6 +119,20 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		}
 		added += int(n)
 	}
+	series, err := tx.PrepareContext(ctx, s.rebind(`INSERT INTO compliance_series (policy, cluster, template) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`))
+	if err != nil {
+		return 0, fmt.Errorf("%s: record: %w", s.name, err)
+	}
+	defer series.Close()
+	seen := map[Key]bool{}
+	for _, e := range events {
+		if k := e.Key(); !seen[k] {
+			seen[k] = true
+			if _, err := series.ExecContext(ctx, k.Policy, k.Cluster, k.Template); err != nil {
+				return 0, fmt.Errorf("%s: record the series %s/%s on %s: %w", s.name, k.Policy, k.Template, k.Cluster, err)
+			}
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("%s: record: %w", s.name, err)
 	}
@@ -127,6 +141,12 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 
 // Events reads the selected events, oldest first.
 func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
+	where, args := q.where()
+	return s.readEvents(ctx, s.db, where, args)
+}
+
+// where is the query's WHERE clause ("" for everything) and its arguments.
+func (q Query) where() (string, []any) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, val string }{{"policy", q.Policy}, {"template", q.Template}, {"cluster", q.Cluster}} {
@@ -139,31 +159,53 @@ func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
 		where = append(where, "time_us >= ?")
 		args = append(args, q.Since.UTC().UnixMicro())
 	}
-	query := `SELECT policy, template, cluster, state, message, time_us FROM compliance_events`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return "", nil
 	}
-	query += " ORDER BY time_us, policy, template, cluster, state, message"
-	rows, err := s.db.QueryContext(ctx, s.rebind(query), args...)
+	return " WHERE " + strings.Join(where, " AND "), args
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *sqlStore) readEvents(ctx context.Context, db querier, where string, args []any) ([]Event, error) {
+	query := `SELECT policy, template, cluster, state, message, time_us FROM compliance_events` + where +
+		" ORDER BY time_us, policy, template, cluster, state, message"
+	rows, err := db.QueryContext(ctx, s.rebind(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 	}
 	defer rows.Close()
 	var out []Event
+	in := interner{}
+	var policy, template, cluster, state, message sql.RawBytes
 	for rows.Next() {
-		var e Event
-		var state string
 		var us int64
-		if err := rows.Scan(&e.Policy, &e.Template, &e.Cluster, &state, &e.Message, &us); err != nil {
+		if err := rows.Scan(&policy, &template, &cluster, &state, &message, &us); err != nil {
 			return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 		}
-		e.State, e.Time = compliance.State(state), time.UnixMicro(us).UTC()
-		out = append(out, e)
+		out = append(out, Event{Policy: in.get(policy), Template: in.get(template), Cluster: in.get(cluster),
+			State: compliance.State(in.get(state)), Message: in.get(message), Time: time.UnixMicro(us).UTC()})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 	}
 	return out, nil
+}
+
+// interner shares one string per distinct value read: a window's events
+// repeat the same few policies, clusters, states and messages.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if s, ok := in[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }

@@ -41,7 +41,8 @@ type ClusterChange struct {
 // Summarize reads the window from q.Since on (narrowed by q's policy,
 // template and cluster) and answers the questions. keep, when set, keeps only
 // the policies it accepts ("namespace/name"). The cost is the window's events
-// plus one lookup per series that changed.
+// plus the newest event before it of each series that changed, read in
+// a constant number of queries.
 func Summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, error) {
 	sum, _, _, err := summarize(ctx, s, q, keep)
 	return sum, err
@@ -59,19 +60,13 @@ func SummarizeWithTrend(ctx context.Context, s Store, q Query, keep func(policy 
 }
 
 func summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, []Event, []Event, error) {
-	window, err := s.Events(ctx, q)
+	window, priors, err := readWindow(ctx, s, q, keep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	window = keepPolicies(window, keep)
-	before, err := s.Latest(ctx, q.Since, pairsOf(window))
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	before := priorEvents(priors)
 	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before)}
-	if sum.Remediations, err = remediated(ctx, s, sum.Changes, q.Since); err != nil {
-		return nil, nil, nil, err
-	}
+	sum.Remediations = remediated(sum.Changes, priors)
 	var total time.Duration
 	for _, r := range sum.Remediations {
 		total += r.Duration
@@ -131,9 +126,15 @@ func transitionsFrom(window, before []Event) []Transition {
 }
 
 // remediated pairs each NonCompliant -> Compliant change with the change to
-// NonCompliant that opened it: in the window when there is one, else found by
-// reading that one series.
-func remediated(ctx context.Context, s Store, changes []Transition, since time.Time) ([]Remediation, error) {
+// NonCompliant that opened it: in the window when there is one, else the
+// series' last change to NonCompliant before the window (from its prior).
+func remediated(changes []Transition, priors []Prior) []Remediation {
+	openedBefore := map[Key]time.Time{}
+	for _, p := range priors {
+		if !p.NonCompliantSince.IsZero() {
+			openedBefore[p.Key()] = p.NonCompliantSince
+		}
+	}
 	open := map[Key]time.Time{}
 	var out []Remediation
 	for _, t := range changes {
@@ -143,16 +144,7 @@ func remediated(ctx context.Context, s Store, changes []Transition, since time.T
 		case t.State == compliance.Compliant && t.From == compliance.NonCompliant:
 			start, ok := open[t.Key()]
 			if !ok {
-				k := t.Key()
-				series, err := s.Events(ctx, Query{Policy: k.Policy, Template: k.Template, Cluster: k.Cluster})
-				if err != nil {
-					return nil, err
-				}
-				for _, st := range Transitions(series) {
-					if st.Time.Before(since) && st.State == compliance.NonCompliant {
-						start, ok = st.Time, true
-					}
-				}
+				start, ok = openedBefore[t.Key()]
 			}
 			delete(open, t.Key())
 			if ok {
@@ -160,5 +152,37 @@ func remediated(ctx context.Context, s Store, changes []Transition, since time.T
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// readWindow reads the window q selects, keeps the policies keep accepts
+// (all when keep is nil) and the priors of the pairs kept.
+func readWindow(ctx context.Context, s Store, q Query, keep func(policy string) bool) ([]Event, []Prior, error) {
+	w, err := s.Window(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keep == nil {
+		return w.Events, w.Before, nil
+	}
+	window := keepPolicies(w.Events, keep)
+	pairs := map[PolicyCluster]bool{}
+	for _, e := range window {
+		pairs[PolicyCluster{e.Policy, e.Cluster}] = true
+	}
+	var priors []Prior
+	for _, p := range w.Before {
+		if pairs[PolicyCluster{p.Policy, p.Cluster}] {
+			priors = append(priors, p)
+		}
+	}
+	return window, priors, nil
+}
+
+func priorEvents(priors []Prior) []Event {
+	out := make([]Event, len(priors))
+	for i, p := range priors {
+		out[i] = p.Event
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -106,6 +105,7 @@ func BuildTrend(in TrendInput) *Trend {
 	}
 
 	t := &Trend{From: in.From, To: to, Total: newPoints(times)}
+	worst := make([]compliance.State, len(times)) // a cluster's state at each time
 	for _, s := range r.Standards {
 		for _, f := range s.Families {
 			for _, c := range f.Controls {
@@ -125,18 +125,21 @@ func BuildTrend(in TrendInput) *Trend {
 					}
 				}
 				for k := range moving {
-					for i, at := range times {
-						var worst compliance.State
-						for _, p := range c.Policies {
-							pc := PolicyCluster{p, k}
-							s := in.Current[pc]
-							if tl, ok := changed[pc]; ok {
-								s = tl.at(at)
-							}
-							worst = worse(worst, s)
+					clear(worst)
+					for _, p := range c.Policies {
+						pc := PolicyCluster{p, k}
+						if tl, ok := changed[pc]; ok {
+							tl.worsen(worst, times)
+							continue
 						}
-						if worst != "" {
-							addState(&ct.Points[i].Counts, worst)
+						s := in.Current[pc]
+						for i := range worst {
+							worst[i] = worse(worst[i], s)
+						}
+					}
+					for i, w := range worst {
+						if w != "" {
+							addState(&ct.Points[i].Counts, w)
 						}
 					}
 				}
@@ -234,34 +237,34 @@ func timelines(window, before []Event) map[PolicyCluster]*timeline {
 	return out
 }
 
-// at is the worst state of the templates at t; "" when none had a state yet.
-func (tl *timeline) at(t time.Time) compliance.State {
-	var worst compliance.State
+// worsen makes worst[i] the worse of itself and the policy's state at
+// times[i] (the worst state of its templates then; "" for a template with no
+// state yet). times ascend.
+func (tl *timeline) worsen(worst []compliance.State, times []time.Time) {
 	for _, l := range tl.templates {
-		s := l.initial
-		i := sort.Search(len(l.events), func(i int) bool { return l.events[i].Time.After(t) })
-		if i > 0 {
-			s = l.events[i-1].State
+		j := 0 // events at or before the current time
+		for i, t := range times {
+			for j < len(l.events) && !l.events[j].Time.After(t) {
+				j++
+			}
+			s := l.initial
+			if j > 0 {
+				s = l.events[j-1].State
+			}
+			worst[i] = worse(worst[i], s)
 		}
-		worst = worse(worst, s)
 	}
-	return worst
 }
 
 // LoadTrend reads the window's events from the store and builds the trend of
 // the report from `from` to the report's time. keep, when set, keeps only the
 // events of the policies it accepts ("namespace/name").
 func LoadTrend(ctx context.Context, s Store, r *compliance.Report, in compliance.Input, from time.Time, steps int, keep func(policy string) bool) (*Trend, error) {
-	window, err := s.Events(ctx, Query{Since: from})
+	window, priors, err := readWindow(ctx, s, Query{Since: from}, keep)
 	if err != nil {
 		return nil, err
 	}
-	window = keepPolicies(window, keep)
-	before, err := s.Latest(ctx, from, pairsOf(window))
-	if err != nil {
-		return nil, err
-	}
-	return BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: before, From: from, Steps: steps}), nil
+	return BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: priorEvents(priors), From: from, Steps: steps}), nil
 }
 
 func keepPolicies(events []Event, keep func(string) bool) []Event {

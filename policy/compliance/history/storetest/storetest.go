@@ -29,6 +29,7 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		"ChangedSince":              testChangedSince,
 		"ReplicaHistoryResumesOnce": testReplicaResume,
 		"Latest":                    testLatest,
+		"Window":                    testWindow,
 		"PruneKeepsNewestOfSeries":  testPrune,
 	}
 	for name, fn := range tests {

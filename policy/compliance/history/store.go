@@ -203,7 +203,7 @@ func FromHubEvent(e *corev1.Event, replica *policyv1.Policy) (Event, error) {
 	if at.IsZero() {
 		at = e.FirstTimestamp.Time
 	}
-	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at}
+	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at.UTC()}
 	if err := out.Validate(); err != nil {
 		return Event{}, fmt.Errorf("%s: %w", where, err)
 	}

@@ -4,6 +4,7 @@
 // history database. Results: docs/benchmarks.md.
 //
 //	go test -run '^$' -bench . -benchtime 1x ./test/bench/compliance/
+//	# -bench ReportWithHistory/sqlite or /postgres for one database
 //	# FLOTILLA_BENCH_COMPLIANCE_CLUSTERS=100 for a smaller fleet
 //
 // The history: every policy x cluster series starts Compliant a year ago; one
@@ -25,11 +26,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
@@ -125,35 +128,86 @@ func report(ctx context.Context, s history.Store, in compliance.Input, since tim
 	return doc, out.Len(), nil
 }
 
+// BenchmarkReportWithHistory runs on SQLite (a file in a temporary folder)
+// and on PostgreSQL (Debian's server started by pgtest, over its unix socket).
 func BenchmarkReportWithHistory(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "compliance.db")
+		_, statErr := os.Stat(os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"))
+		if p := os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"); p != "" {
+			path = p // kept from an earlier run when it exists (for profiling queries)
+		}
+		benchReport(b, "sqlite", func(ctx context.Context) (history.Store, error) { return history.OpenSQLite(ctx, path) },
+			func(ctx context.Context, s history.Store, batch []history.Event) error {
+				if statErr == nil || batch == nil {
+					return nil
+				}
+				_, err := s.Record(ctx, batch...)
+				return err
+			})
+	})
+	b.Run("postgres", func(b *testing.B) {
+		url := pgtest.Start(b).NewDatabase(b)
+		benchReport(b, "postgres", func(ctx context.Context) (history.Store, error) { return history.OpenPostgres(ctx, url) },
+			func(ctx context.Context, _ history.Store, batch []history.Event) error {
+				return copyEvents(ctx, url, batch)
+			})
+	})
+}
+
+// copyEvents loads a batch with COPY (the setup only: a year of events
+// through Record would take minutes), and at the end (a nil batch)
+// analyses the tables as autovacuum would.
+func copyEvents(ctx context.Context, url string, batch []history.Event) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if batch == nil {
+		_, err := conn.Exec(ctx, "ANALYZE")
+		return err
+	}
+	rows := make([][]any, len(batch))
+	series := map[history.Key]bool{}
+	var keys [][]any
+	for i, e := range batch {
+		rows[i] = []any{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro()}
+		if k := e.Key(); !series[k] {
+			series[k] = true
+			keys = append(keys, []any{k.Policy, k.Cluster, k.Template})
+		}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_events"}, []string{"policy", "template", "cluster", "state", "message", "time_us"}, pgx.CopyFromRows(rows)); err != nil {
+		return err
+	}
+	// A series is in one batch only (fleet flushes between series).
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_series"}, []string{"policy", "cluster", "template"}, pgx.CopyFromRows(keys)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func benchReport(b *testing.B, name string, open func(context.Context) (history.Store, error), record func(context.Context, history.Store, []history.Event) error) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	nClusters := clusters()
-	path := filepath.Join(b.TempDir(), "compliance.db")
-	_, statErr := os.Stat(os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"))
-	if p := os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"); p != "" {
-		path = p
-	}
-	s, err := history.OpenSQLite(ctx, path)
+	s, err := open(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	genStart := time.Now()
-	in, events, err := fleet(now, nClusters, func(batch []history.Event) error {
-		if statErr == nil {
-			return nil // the database kept from an earlier run
-		}
-		_, err := s.Record(ctx, batch...)
-		return err
-	})
+	in, events, err := fleet(now, nClusters, func(batch []history.Event) error { return record(ctx, s, batch) })
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := record(ctx, s, nil); err != nil { // the end of the load
 		b.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	info, _ := os.Stat(path)
-	b.Logf("%d policies x %d clusters, %d events in a year recorded in %s (database %d MiB)", policies, nClusters, events, time.Since(genStart).Round(time.Second), info.Size()>>20)
+	b.Logf("%s: %d policies x %d clusters, %d events in a year recorded in %s", name, policies, nClusters, events, time.Since(genStart).Round(time.Second))
 	since := now.Add(-30 * day)
 
 	for i := 0; i < b.N; i++ {
@@ -162,7 +216,7 @@ func BenchmarkReportWithHistory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		// Cold: open the database (schema check) and compute.
 		t0 := time.Now()
-		s, err := history.OpenSQLite(ctx, path)
+		s, err := open(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -184,8 +238,8 @@ func BenchmarkReportWithHistory(b *testing.B) {
 		b.ReportMetric(warm.Seconds(), "warm-s")
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "alloc-MiB")
 		b.ReportMetric(float64(peakRSS())/(1<<10), "peak-rss-MiB")
-		b.Logf("cold %s, warm %s; %d changes, %d remediations in 30 days; HTML %d KiB; allocated %d MiB; peak RSS %d MiB",
-			cold.Round(time.Millisecond), warm.Round(time.Millisecond), len(doc.History.Changes), len(doc.History.Remediations), size>>10,
+		b.Logf("%s: cold %s, warm %s; %d changes, %d remediations in 30 days; HTML %d KiB; allocated %d MiB; peak RSS %d MiB",
+			name, cold.Round(time.Millisecond), warm.Round(time.Millisecond), len(doc.History.Changes), len(doc.History.Remediations), size>>10,
 			(after.TotalAlloc-before.TotalAlloc)>>20, peakRSS()>>10)
 	}
 }

@@ -38,7 +38,7 @@ type TrendInput struct {
 	// the trend's.
 	Report *compliance.Report
 	// Current is each root policy's state on each cluster now (CurrentStates).
-	Current map[PolicyCluster]compliance.State
+	Current *States
 	// Window holds the events from From on, oldest first.
 	Window []Event
 	// Before holds the newest event before From of every template of the
@@ -49,20 +49,56 @@ type TrendInput struct {
 	Steps int
 }
 
+// States is each root policy's state on each cluster: a row of states per
+// policy, indexed by cluster (a few bytes per cell, not a map entry).
+type States struct {
+	cluster map[string]int
+	policy  map[string][]compliance.State
+}
+
+// Of is the policy's state on the cluster, "" when it has none.
+func (s *States) Of(pc PolicyCluster) compliance.State {
+	if s == nil {
+		return ""
+	}
+	i, ok := s.cluster[pc.Cluster]
+	row := s.policy[pc.Policy]
+	if !ok || row == nil {
+		return ""
+	}
+	return row[i]
+}
+
 // CurrentStates reads each root policy's state on each cluster from the
 // roots' status.
-func CurrentStates(in compliance.Input) map[PolicyCluster]compliance.State {
-	out := map[PolicyCluster]compliance.State{}
+func CurrentStates(in compliance.Input) *States {
+	s := &States{cluster: map[string]int{}, policy: make(map[string][]compliance.State, len(in.Roots))}
 	for i := range in.Roots {
-		p := &in.Roots[i]
-		for _, s := range p.Status.Status {
-			if s == nil || s.ClusterName == "" {
-				continue
+		for _, st := range in.Roots[i].Status.Status {
+			if st != nil && st.ClusterName != "" {
+				if _, ok := s.cluster[st.ClusterName]; !ok {
+					s.cluster[st.ClusterName] = len(s.cluster)
+				}
 			}
-			out[PolicyCluster{p.Namespace + "/" + p.Name, s.ClusterName}] = stateOfCompliance(s.ComplianceState)
 		}
 	}
-	return out
+	for i := range in.Roots {
+		p := &in.Roots[i]
+		var row []compliance.State
+		for _, st := range p.Status.Status {
+			if st == nil || st.ClusterName == "" {
+				continue
+			}
+			if row == nil {
+				row = make([]compliance.State, len(s.cluster))
+			}
+			row[s.cluster[st.ClusterName]] = stateOfCompliance(st.ComplianceState)
+		}
+		if row != nil {
+			s.policy[p.Namespace+"/"+p.Name] = row
+		}
+	}
+	return s
 }
 
 func stateOfCompliance(s policyv1.ComplianceState) compliance.State {
@@ -132,7 +168,7 @@ func BuildTrend(in TrendInput) *Trend {
 							tl.worsen(worst, times)
 							continue
 						}
-						s := in.Current[pc]
+						s := in.Current.Of(pc)
 						for i := range worst {
 							worst[i] = worse(worst[i], s)
 						}

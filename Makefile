@@ -58,7 +58,7 @@ CHAOS_TIMEOUT  ?= 90m
 chaos: controlplane build
 	FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
 
-## upstream: upstream OCM's registration, work, placement and clusteradm built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
+## upstream: upstream OCM's registration, work, placement, clusteradm and config-policy-controller built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
 upstream:
 	@hack/upstream-build.sh
 
@@ -68,10 +68,11 @@ interop: SHELL := /bin/bash
 interop: controlplane upstream
 	set -o pipefail; $(GO) test -tags interop -count=1 -v -timeout 60m ./test/interop/ -args -interop.available-for=$(INTEROP_AVAILABLE_FOR) 2>&1 | tee .upstream/interop.log | grep -v '^[IEW][0-9]\{4\} ' 
 
-## bench-compare: the same workloads on Flotilla and on upstream OCM built from source, one run, with ratios (fetches; not in CI). BENCH_COMPARE=placement,work,registration (docs/benchmarks.md)
+## bench-compare: the same workloads on Flotilla and on upstream OCM built from source, one run, with ratios (fetches; not in CI). BENCH_COMPARE=placement,work,registration,policy (or placement10k), BENCH_COMPARE_QPS=50: both sides' clients at the same limits (docs/benchmarks.md)
 BENCH_COMPARE ?=
+BENCH_COMPARE_QPS ?=
 bench-compare: controlplane build upstream
-	FLOTILLA=$(FLOTILLA) FLOTILLA_UPSTREAM_BIN=$(CURDIR)/.upstream/bin FLOTILLA_COMPARE=$(BENCH_COMPARE) \
+	FLOTILLA=$(FLOTILLA) FLOTILLA_UPSTREAM_BIN=$(CURDIR)/.upstream/bin FLOTILLA_COMPARE=$(BENCH_COMPARE) FLOTILLA_COMPARE_QPS=$(BENCH_COMPARE_QPS) \
 		$(GO) test -tags compare -count=1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./test/bench/compare/
 
 ## demo: build, start the local default, run the scripted demo; leaves it running

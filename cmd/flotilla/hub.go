@@ -39,6 +39,9 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 			if err := image.CheckRef(o.AddonImage); err != nil {
 				return fmt.Errorf("--addon-image: %w", err)
 			}
+			if err := checkClientLimits(o.QPS, o.Burst); err != nil {
+				return err
+			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
@@ -73,6 +76,8 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")
 	f.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address serving Go's profiles at /debug/pprof/ (empty = off; keep it on localhost)")
 	f.BoolVar(&o.LeaderElection, "leader-elect", false, "elect one active hub among replicas")
+	f.Float32Var(&o.QPS, "kube-api-qps", 100, "queries per second the hub's client may send its apiserver")
+	f.IntVar(&o.Burst, "kube-api-burst", 200, "burst of the hub's client above --kube-api-qps")
 	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
 	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: compliance.db in --data-dir)")
 	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")

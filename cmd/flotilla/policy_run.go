@@ -29,6 +29,8 @@ type policyRunOptions struct {
 	kubeconfig  string
 	namespace   string
 	workers     int
+	qps         float32
+	burst       int
 	metricsAddr string
 	installCRDs bool
 	gatekeeper  string
@@ -49,6 +51,9 @@ The identity of the kubeconfig needs to list and watch every kind the policies
 name, and to create, update and delete them for enforce.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkClientLimits(o.qps, o.burst); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return runPolicyEngine(ctx, cmd, o)
@@ -57,6 +62,8 @@ name, and to create, update and delete them for enforce.`,
 	cmd.Flags().StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster to govern (default: $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the ConfigurationPolicies to run (default: all namespaces)")
 	cmd.Flags().IntVar(&o.workers, "workers", 4, "policies evaluated at once")
+	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 200, "queries per second the engine's client may send the apiserver")
+	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 400, "burst of the engine's client above --kube-api-qps")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8383", "address serving Prometheus metrics at /metrics (empty: off)")
 	cmd.Flags().BoolVar(&o.installCRDs, "install-crds", false, "install or update the policy CRDs on the cluster first (and the ConstraintTemplate CRD where Gatekeeper is absent)")
 	cmd.Flags().StringVar(&o.gatekeeper, "gatekeeper-audit", "auto", "audit Gatekeeper ConstraintTemplates and constraints with Flotilla's own Rego engine: auto (when the cluster has no Gatekeeper), on, off")
@@ -112,10 +119,23 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 	}
 	fmt.Fprintf(out, "==> running ConfigurationPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
 	return configpolicy.Run(ctx, configpolicy.Options{
-		Config: cfg, Namespace: o.namespace, Workers: o.workers,
+		Config: cfg, Namespace: o.namespace, Workers: o.workers, QPS: o.qps, Burst: o.burst,
 		Metrics: configpolicy.NewMetrics(reg),
 		Log:     log,
 	})
+}
+
+// checkClientLimits refuses --kube-api-qps and --kube-api-burst values a
+// client cannot run with (a zero or negative limit, or a burst below one
+// second's worth of queries).
+func checkClientLimits(qps float32, burst int) error {
+	switch {
+	case qps <= 0:
+		return fmt.Errorf("--kube-api-qps %g: must be above 0", qps)
+	case burst < int(qps):
+		return fmt.Errorf("--kube-api-burst %d: must be at least --kube-api-qps (%g)", burst, qps)
+	}
+	return nil
 }
 
 // gatekeeperAudit decides whether Flotilla audits Gatekeeper constraints

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -22,25 +23,32 @@ type row struct {
 	upstream         float64
 }
 
-// workloads in the order they run; FLOTILLA_COMPARE picks a subset.
+// workloads in the order they run; FLOTILLA_COMPARE picks a subset. An
+// optIn workload (long) runs only when FLOTILLA_COMPARE names it.
 var workloads = []struct {
-	name string
-	run  func(b *testing.B, upstream string) []row
+	name  string
+	optIn bool
+	run   func(b *testing.B, upstream string) []row
 }{
-	{"placement", placementWorkload},
-	{"work", workWorkload},
-	{"registration", registrationWorkload},
+	{"placement", false, func(b *testing.B, up string) []row { return placementWorkload(b, up, 1000) }},
+	{"placement10k", true, func(b *testing.B, up string) []row { return placementWorkload(b, up, 10000) }},
+	{"work", false, workWorkload},
+	{"registration", false, registrationWorkload},
+	{"policy", false, policyWorkload},
 }
 
 func BenchmarkCompare(b *testing.B) {
 	log.SetLogger(logr.Discard()) // Flotilla's in-process work agent logs through controller-runtime
 	upstream := upstreamBin(b)
+	if q, _ := sameLimits(b); q > 0 {
+		fmt.Printf("both sides' clients limited to %g QPS, burst %d (FLOTILLA_COMPARE_QPS)\n", q, 2*int(q))
+	}
 	picked := strings.Split(os.Getenv("FLOTILLA_COMPARE"), ",")
 	var rows []row
 	for range b.N {
 		rows = rows[:0]
 		for _, w := range workloads {
-			if picked[0] != "" && !slices.Contains(picked, w.name) {
+			if picked[0] == "" && w.optIn || picked[0] != "" && !slices.Contains(picked, w.name) {
 				continue
 			}
 			rows = append(rows, w.run(b, upstream)...)
@@ -56,12 +64,38 @@ func upstreamBin(b *testing.B) string {
 	if dir == "" {
 		b.Fatal("FLOTILLA_UPSTREAM_BIN is not set: build upstream with hack/upstream-build.sh (or run make bench-compare) and set it to the folder it prints")
 	}
-	for _, bin := range []string{"placement", "work", "registration"} {
+	for _, bin := range []string{"placement", "work", "registration", "config-policy-controller"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
 			b.Fatalf("FLOTILLA_UPSTREAM_BIN=%s has no %s binary: %v (rebuild with hack/upstream-build.sh)", dir, bin, err)
 		}
 	}
 	return dir
+}
+
+// sameLimits is FLOTILLA_COMPARE_QPS: when set, every controller and agent on
+// both sides gets a client limited to that many queries per second with twice
+// as much burst (Flotilla's and upstream's defaults differ: hub 100/200 vs
+// 50/100, policy engine 200/400 vs 30/45). Zero: each side's defaults.
+func sameLimits(b *testing.B) (qps float32, burst int) {
+	v := os.Getenv("FLOTILLA_COMPARE_QPS")
+	if v == "" {
+		return 0, 0
+	}
+	q, err := strconv.ParseFloat(v, 32)
+	if err != nil || q <= 0 {
+		b.Fatalf("FLOTILLA_COMPARE_QPS=%q: want a positive number of queries per second", v)
+	}
+	return float32(q), 2 * int(q)
+}
+
+// limitArgs are the flags giving a process the same client limits (flag names
+// as both `flotilla hub` and upstream's controllers spell them), or none.
+func limitArgs(b *testing.B, qpsFlag, burstFlag string) []string {
+	q, burst := sameLimits(b)
+	if q == 0 {
+		return nil
+	}
+	return []string{qpsFlag, fmt.Sprint(q), burstFlag, strconv.Itoa(burst)}
 }
 
 // printTable writes the rows with the ratio upstream/Flotilla (above 1: Flotilla

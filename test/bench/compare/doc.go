@@ -6,10 +6,12 @@
 // upstream binaries built from source). Run it with `make bench-compare`, which
 // builds them with hack/upstream-build.sh, or by hand:
 //
-//	FLOTILLA_UPSTREAM_BIN=<folder with placement, work, registration> \
-//	  go test -tags compare -run '^$' -bench . -benchtime 1x -timeout 60m ./test/bench/compare/
+//	FLOTILLA_UPSTREAM_BIN=<folder with placement, work, registration, config-policy-controller> \
+//	  go test -tags compare -run '^$' -bench . -benchtime 1x -timeout 90m ./test/bench/compare/
 //
-// FLOTILLA_COMPARE (comma-separated: placement, work, registration; default
-// all) picks the workloads; see
+// FLOTILLA_COMPARE (comma-separated: placement, work, registration, policy;
+// default all of these; placement10k, 10,000 placements, only when named) picks
+// the workloads. FLOTILLA_COMPARE_QPS=N runs every client of both sides at N
+// queries per second, burst 2N, instead of each side's defaults. See
 // docs/benchmarks.md, "Side by side with upstream".
 package compare

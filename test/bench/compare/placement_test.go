@@ -36,7 +36,6 @@ import (
 // ResourceAllocatableCPU and Balance.
 const (
 	placementClusters = 1000
-	placementCount    = 1000
 	perPlacement      = 10
 	scoreName         = "bench"
 )
@@ -44,7 +43,7 @@ const (
 // placementWorkload fills one hub, then runs Flotilla's hub and upstream's
 // placement controller one after the other, each on its own namespace of
 // placements (the other's are deleted first).
-func placementWorkload(b *testing.B, upstream string) []row {
+func placementWorkload(b *testing.B, upstream string, count int) []row {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -62,24 +61,27 @@ func placementWorkload(b *testing.B, upstream string) []row {
 		start func(ns string) (pid int, stop func())
 	}{
 		{"flotilla", func(string) (int, func()) {
-			return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), "hub", "--kubeconfig", env.Hub.KubeconfigPath, "--compliance-db", "off", "--remove-webhooks-on-stop")
+			return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), append([]string{"hub", "--kubeconfig", env.Hub.KubeconfigPath,
+				"--compliance-db", "off", "--remove-webhooks-on-stop"}, limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
 		}},
 		{"upstream", func(string) (int, func()) {
 			ensureNamespace(b, ctx, c, "open-cluster-management-hub")
-			return startProcess(b, ctx, "upstream-placement", filepath.Join(upstream, "placement"), "controller",
+			return startProcess(b, ctx, "upstream-placement", filepath.Join(upstream, "placement"), append([]string{"controller",
 				"--kubeconfig", env.Hub.KubeconfigPath, "--namespace", "open-cluster-management-hub",
-				"--disable-leader-election", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+				"--disable-leader-election", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b))},
+				limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
 		}},
 	}
 	got := map[string]placementResult{}
 	for _, r := range runs {
-		got[r.name] = placementRun(b, ctx, c, cfg, "cmp-"+r.name, r.start)
+		got[r.name] = placementRun(b, ctx, c, cfg, "cmp-"+r.name, count, r.start)
 	}
 	f, u := got["flotilla"], got["upstream"]
+	w := fmt.Sprintf("placement %dx%d", count, placementClusters)
 	return []row{
-		{"placement 1000x1000", "time to all decided (s)", f.elapsed.Seconds(), u.elapsed.Seconds()},
-		{"placement 1000x1000", "controller CPU (s)", f.cpu.Seconds(), u.cpu.Seconds()},
-		{"placement 1000x1000", "controller peak RSS (MiB)", f.peakRSS, u.peakRSS},
+		{w, "time to all decided (s)", f.elapsed.Seconds(), u.elapsed.Seconds()},
+		{w, "controller CPU (s)", f.cpu.Seconds(), u.cpu.Seconds()},
+		{w, "controller peak RSS (MiB)", f.peakRSS, u.peakRSS},
 	}
 }
 
@@ -144,7 +146,7 @@ func benchPlacement(ns string, i int) *clusterv1beta1.Placement {
 // (so both are measured from a warm, synced start), then creates the placements
 // in ns and clocks until every one holds its 10 decisions. It stops the
 // controller and deletes the placements before returning.
-func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.Config, ns string,
+func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.Config, ns string, count int,
 	start func(ns string) (int, func())) placementResult {
 	ensureNamespace(b, ctx, c, ns)
 	must(b, c.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: ns},
@@ -173,10 +175,10 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 	b.StartTimer()
 	cpu0 := benchutil.CPU(pid)
 	begin := time.Now()
-	benchutil.Parallel(b, placementCount, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
+	benchutil.Parallel(b, count, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
 	created := time.Since(begin)
 	last := time.Now()
-	err = wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 90*time.Minute, true, func(ctx context.Context) (bool, error) {
 		done := 0
 		for _, n := range decided(b, ctx, watcher) {
 			if n == perPlacement {
@@ -184,10 +186,10 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 			}
 		}
 		if time.Since(last) > 10*time.Second {
-			fmt.Fprintf(os.Stderr, "    %s: %d of %d placements decided after %s\n", ns, done-1, placementCount, time.Since(begin).Round(time.Second))
+			fmt.Fprintf(os.Stderr, "    %s: %d of %d placements decided after %s\n", ns, done-1, count, time.Since(begin).Round(time.Second))
 			last = time.Now()
 		}
-		return done == placementCount+1, nil
+		return done == count+1, nil
 	})
 	elapsed := time.Since(begin)
 	b.StopTimer()
@@ -197,7 +199,7 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 	res := placementResult{elapsed: elapsed, cpu: benchutil.CPU(pid) - cpu0}
 	_, res.peakRSS = benchutil.Memory(pid)
 	b.Logf("%s: %d placements created in %s, all decided after %s; controller CPU %s, peak RSS %.0f MiB",
-		ns, placementCount, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), res.cpu, res.peakRSS)
+		ns, count, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), res.cpu, res.peakRSS)
 
 	stop()
 	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)))
@@ -223,12 +225,20 @@ func decided(b *testing.B, ctx context.Context, r client.Reader) map[string]int 
 // in the benchmark's temporary folder; stop (safe to call twice) interrupts it
 // and waits for it to end.
 func startProcess(b *testing.B, ctx context.Context, name, bin string, args ...string) (int, func()) {
+	return startProcessEnv(b, ctx, name, bin, nil, args...)
+}
+
+// startProcessEnv is startProcess with variables added to the environment.
+func startProcessEnv(b *testing.B, ctx context.Context, name, bin string, env []string, args ...string) (int, func()) {
 	log, err := os.Create(filepath.Join(b.TempDir(), name+".log"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		b.Fatalf("start %s: %v", bin, err)
 	}

@@ -39,14 +39,15 @@ func registrationWorkload(b *testing.B, upstream string) []row {
 	defer cancel()
 	env := testenv.Start(b, testenv.Options{})
 	f := acceptRun(b, ctx, env, "flo", func() (int, func()) {
-		return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), "hub", "--kubeconfig", env.Hub.KubeconfigPath,
-			"--compliance-db", "off", "--remove-webhooks-on-stop")
+		return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), append([]string{"hub", "--kubeconfig", env.Hub.KubeconfigPath,
+			"--compliance-db", "off", "--remove-webhooks-on-stop"}, limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
 	})
 	u := acceptRun(b, ctx, env, "up", func() (int, func()) {
 		ensureNamespaceCS(b, ctx, kubernetes.NewForConfigOrDie(env.Hub.Config), "open-cluster-management-hub")
-		return startProcess(b, ctx, "upstream-registration", filepath.Join(upstream, "registration"), "controller",
+		return startProcess(b, ctx, "upstream-registration", filepath.Join(upstream, "registration"), append([]string{"controller",
 			"--kubeconfig", env.Hub.KubeconfigPath, "--namespace", "open-cluster-management-hub",
-			"--disable-leader-election", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+			"--disable-leader-election", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b))},
+			limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
 	})
 	const w = "registration 50 accepted"
 	return []row{

@@ -48,8 +48,12 @@ func workWorkload(b *testing.B, upstream string) []row {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if err := work.Run(actx, work.Options{HubConfig: worktest.AgentHubConfig(env.Hub.Config, cluster),
-				SpokeConfig: env.Clusters[0].Config, ClusterName: cluster, AgentID: cluster}); err != nil {
+			hubCfg, spokeCfg := worktest.AgentHubConfig(env.Hub.Config, cluster), rest.CopyConfig(env.Clusters[0].Config)
+			if q, burst := sameLimits(b); q > 0 {
+				hubCfg.QPS, hubCfg.Burst, spokeCfg.QPS, spokeCfg.Burst = q, burst, q, burst
+			}
+			if err := work.Run(actx, work.Options{HubConfig: hubCfg,
+				SpokeConfig: spokeCfg, ClusterName: cluster, AgentID: cluster}); err != nil {
 				b.Errorf("flotilla work agent: %v", err)
 			}
 		}()
@@ -57,11 +61,14 @@ func workWorkload(b *testing.B, upstream string) []row {
 	})
 	u := workRun(b, ctx, env, "cmp-upstream", func(cluster string) func() {
 		ensureNamespaceCS(b, ctx, kubernetes.NewForConfigOrDie(env.Clusters[0].Config), "open-cluster-management-agent")
-		_, stop := startProcess(b, ctx, "upstream-work", filepath.Join(upstream, "work"), "agent",
+		args := append([]string{"agent",
 			"--spoke-cluster-name", cluster, "--agent-id", cluster,
 			"--hub-kubeconfig", hubKC, "--workload-source-config", hubKC, "--kubeconfig", spokeKC,
 			"--namespace", "open-cluster-management-agent", "--disable-leader-election",
-			"--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b)))
+			"--listen", fmt.Sprintf("127.0.0.1:%d", freePort(b))},
+			limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)
+		_, stop := startProcess(b, ctx, "upstream-work", filepath.Join(upstream, "work"),
+			append(args, limitArgs(b, "--hub-kube-api-qps", "--hub-kube-api-burst")...)...)
 		return stop
 	})
 	const w = "work 1000 burst"

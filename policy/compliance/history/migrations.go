@@ -31,4 +31,13 @@ var migrations = []string{
 		PRIMARY KEY (policy, cluster, template)
 	);
 	INSERT INTO compliance_series (policy, cluster, template) SELECT DISTINCT policy, cluster, template FROM compliance_events;`,
+	// 4: a count of the writes that changed the events (Record adding any,
+	// Prune deleting any), bumped in the same transaction, so that a store
+	// keeping the last window in memory knows whether another process wrote
+	// since (cache.go).
+	`CREATE TABLE compliance_writes (
+		id INTEGER PRIMARY KEY,
+		n  BIGINT NOT NULL
+	);
+	INSERT INTO compliance_writes (id, n) VALUES (1, 0);`,
 }

@@ -17,15 +17,27 @@ type sqlStore struct {
 	db     *sql.DB
 	rebind func(string) string
 	name   string // for errors: "sqlite /path/to/file"
-	// readOnlyTx marks read transactions read-only (PostgreSQL; SQLite's
-	// driver refuses the option).
+	// readOnlyTx marks read transactions read-only and repeatable read, so
+	// that every query of one sees the same database (PostgreSQL; SQLite's
+	// driver refuses the options, and its read transactions see one
+	// snapshot).
 	readOnlyTx bool
 	// migrationLock, when set, is run first in each migration's transaction
 	// so that concurrent hubs apply a migration once (PostgreSQL).
 	migrationLock string
+	// cache is the last window read, kept current from Record (cache.go).
+	cache windowCache
 }
 
 var _ Store = (*sqlStore)(nil)
+
+// readTx is the options of a read transaction.
+func (s *sqlStore) readTx() *sql.TxOptions {
+	if !s.readOnlyTx {
+		return nil
+	}
+	return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+}
 
 // migrate creates schema_migrations and applies the migrations not yet
 // recorded there, each in its own transaction.
@@ -107,9 +119,10 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		return 0, fmt.Errorf("%s: record: %w", s.name, err)
 	}
 	defer stmt.Close()
-	added := 0
+	var added []Event
 	for _, e := range events {
-		res, err := stmt.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro())
+		us := e.Time.UTC().UnixMicro()
+		res, err := stmt.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, us)
 		if err != nil {
 			return 0, fmt.Errorf("%s: record %s/%s on %s: %w", s.name, e.Policy, e.Template, e.Cluster, err)
 		}
@@ -117,7 +130,10 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: record: %w", s.name, err)
 		}
-		added += int(n)
+		if n > 0 {
+			e.Time = time.UnixMicro(us).UTC() // as read back
+			added = append(added, e)
+		}
 	}
 	series, err := tx.PrepareContext(ctx, s.rebind(`INSERT INTO compliance_series (policy, cluster, template) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`))
 	if err != nil {
@@ -133,10 +149,30 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 			}
 		}
 	}
+	var writes int64
+	if len(added) > 0 {
+		if writes, err = s.bumpWrites(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("%s: record: %w", s.name, err)
 	}
-	return added, nil
+	if len(added) > 0 {
+		s.cache.recorded(added, writes)
+	}
+	return len(added), nil
+}
+
+// bumpWrites counts a write that changed the events in compliance_writes
+// and returns the new count. On PostgreSQL the row's lock also orders the
+// writers: a transaction that bumped it commits before the next can.
+func (s *sqlStore) bumpWrites(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	if err := tx.QueryRowContext(ctx, `UPDATE compliance_writes SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: count the write: %w", s.name, err)
+	}
+	return n, nil
 }
 
 // Events reads the selected events, oldest first.
@@ -216,7 +252,7 @@ func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyC
 	if len(pairs) == 0 {
 		return nil, nil
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.readOnlyTx})
+	tx, err := s.db.BeginTx(ctx, s.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
 	}
@@ -264,7 +300,12 @@ func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyC
 // Prune deletes the events older than before that are not the newest of their
 // series.
 func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM compliance_events WHERE time_us < ? AND time_us < (
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM compliance_events WHERE time_us < ? AND time_us < (
 		SELECT MAX(n.time_us) FROM compliance_events n
 		WHERE n.policy = compliance_events.policy AND n.template = compliance_events.template AND n.cluster = compliance_events.cluster)`),
 		before.UTC().UnixMicro())
@@ -274,6 +315,17 @@ func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	if n > 0 {
+		if _, err := s.bumpWrites(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	if n > 0 {
+		s.cache.invalidate()
 	}
 	return int(n), nil
 }

@@ -71,6 +71,10 @@ type Window struct {
 	// event before Since of each template of that pair: one per series (of
 	// events at the same time, the last in Events' order), in no set order.
 	Before []Prior
+	// Incremental is set when the window came from the store's window cache,
+	// brought up to date with what was recorded since the previous read,
+	// rather than read whole. The result is the same either way.
+	Incremental bool
 }
 
 // Prior is the newest event of a series before a window.

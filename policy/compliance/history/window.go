@@ -51,52 +51,74 @@ SELECT x.policy, x.template, x.cluster, x.state,
 FROM other x`
 
 // Window reads the window's events and the events before it in one read
-// transaction, so both see the same database.
+// transaction, so both see the same database. A window with only Since set
+// (the live page's and the report's) comes from the store's window cache
+// when it is current (cache.go): only what changed since the previous read is
+// read then.
 func (s *sqlStore) Window(ctx context.Context, q Query) (Window, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.readOnlyTx})
+	if !q.Since.IsZero() && q.Policy == "" && q.Template == "" && q.Cluster == "" {
+		return s.cache.window(ctx, s, q.Since)
+	}
+	tx, err := s.db.BeginTx(ctx, s.readTx())
 	if err != nil {
 		return Window{}, fmt.Errorf("%s: read the window: %w", s.name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	return s.readWindow(ctx, tx, q)
+}
+
+// readWindow reads the window whole in tx.
+func (s *sqlStore) readWindow(ctx context.Context, tx *sql.Tx, q Query) (Window, error) {
 	where, args := q.where()
 	var w Window
+	var err error
 	if w.Events, err = s.readEvents(ctx, tx, where, args); err != nil {
 		return Window{}, err
 	}
 	if len(w.Events) == 0 || q.Since.IsZero() {
 		return w, nil // nothing before the beginning
 	}
-	us := q.Since.UTC().UnixMicro()
+	if w.Before, err = s.readPriors(ctx, tx, where, args, q.Since); err != nil {
+		return Window{}, err
+	}
+	return w, nil
+}
+
+// readPriors runs priorQuery: the priors at since of the pairs with an event
+// the WHERE clause selects.
+func (s *sqlStore) readPriors(ctx context.Context, tx *sql.Tx, where string, args []any, since time.Time) ([]Prior, error) {
+	us := since.UTC().UnixMicro()
 	rows, err := tx.QueryContext(ctx, s.rebind(fmt.Sprintf(priorQuery, where)), append(args, us, us)...)
 	if err != nil {
-		return Window{}, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
+		return nil, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
 	}
 	defer rows.Close()
 	in := interner{}
 	at := map[Key]int{}
+	var out []Prior
 	var policy, template, cluster, state, message sql.RawBytes
 	for rows.Next() {
 		var t int64
-		var since sql.NullInt64
-		if err := rows.Scan(&policy, &template, &cluster, &state, &message, &t, &since); err != nil {
-			return Window{}, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
+		var nc sql.NullInt64
+		if err := rows.Scan(&policy, &template, &cluster, &state, &message, &t, &nc); err != nil {
+			return nil, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
 		}
 		p := Prior{Event: Event{Policy: in.get(policy), Template: in.get(template), Cluster: in.get(cluster),
 			State: compliance.State(in.get(state)), Message: in.get(message), Time: time.UnixMicro(t).UTC()}}
-		if since.Valid {
-			p.NonCompliantSince = time.UnixMicro(since.Int64).UTC()
+		if nc.Valid {
+			p.NonCompliantSince = time.UnixMicro(nc.Int64).UTC()
 		}
 		if i, ok := at[p.Key()]; !ok {
-			at[p.Key()] = len(w.Before)
-			w.Before = append(w.Before, p)
-		} else if later(p.Event, w.Before[i].Event) {
-			w.Before[i] = p
+			at[p.Key()] = len(out)
+			out = append(out, p)
+		} else if later(p.Event, out[i].Event) {
+			out[i] = p
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return Window{}, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
+		return nil, fmt.Errorf("%s: read the events before the window: %w", s.name, err)
 	}
-	return w, nil
+	return out, nil
 }
 
 // later reports whether a comes after b in Events' order (time, state, message).

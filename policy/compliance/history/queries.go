@@ -87,7 +87,7 @@ func Remediations(ctx context.Context, s Store, q Query) ([]Remediation, error) 
 // series they belong to, so that the first event after Since counts as a
 // change only when it differs from the state before.
 func ChangedSince(ctx context.Context, s Store, q Query) ([]Transition, error) {
-	window, priors, err := readWindow(ctx, s, q, nil)
+	window, priors, _, err := readWindow(ctx, s, q, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,9 @@ type Summary struct {
 	// became NonCompliant (omitted when it did not in the window).
 	Clusters []ClusterChange `json:"clusters"`
 	Trend    *Trend          `json:"trend,omitempty"`
+	// Incremental is set when the store answered from its window cache
+	// (Window.Incremental); not part of the schema.
+	Incremental bool `json:"-"`
 }
 
 // ClusterChange is one cluster's activity in the window.
@@ -60,12 +63,12 @@ func SummarizeWithTrend(ctx context.Context, s Store, q Query, keep func(policy 
 }
 
 func summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, []Event, []Event, error) {
-	window, priors, err := readWindow(ctx, s, q, keep)
+	window, priors, incremental, err := readWindow(ctx, s, q, keep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	before := priorEvents(priors)
-	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before)}
+	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before), Incremental: incremental}
 	sum.Remediations = remediated(sum.Changes, priors)
 	var total time.Duration
 	for _, r := range sum.Remediations {
@@ -157,13 +160,13 @@ func remediated(changes []Transition, priors []Prior) []Remediation {
 
 // readWindow reads the window q selects, keeps the policies keep accepts
 // (all when keep is nil) and the priors of the pairs kept.
-func readWindow(ctx context.Context, s Store, q Query, keep func(policy string) bool) ([]Event, []Prior, error) {
+func readWindow(ctx context.Context, s Store, q Query, keep func(policy string) bool) ([]Event, []Prior, bool, error) {
 	w, err := s.Window(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if keep == nil {
-		return w.Events, w.Before, nil
+		return w.Events, w.Before, w.Incremental, nil
 	}
 	window := keepPolicies(w.Events, keep)
 	pairs := map[PolicyCluster]bool{}
@@ -176,7 +179,7 @@ func readWindow(ctx context.Context, s Store, q Query, keep func(policy string) 
 			priors = append(priors, p)
 		}
 	}
-	return window, priors, nil
+	return window, priors, w.Incremental, nil
 }
 
 func priorEvents(priors []Prior) []Event {

@@ -296,7 +296,7 @@ func (tl *timeline) worsen(worst []compliance.State, times []time.Time) {
 // the report from `from` to the report's time. keep, when set, keeps only the
 // events of the policies it accepts ("namespace/name").
 func LoadTrend(ctx context.Context, s Store, r *compliance.Report, in compliance.Input, from time.Time, steps int, keep func(policy string) bool) (*Trend, error) {
-	window, priors, err := readWindow(ctx, s, Query{Since: from}, keep)
+	window, priors, _, err := readWindow(ctx, s, Query{Since: from}, keep)
 	if err != nil {
 		return nil, err
 	}

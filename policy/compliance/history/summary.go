@@ -113,7 +113,7 @@ func summarize(ctx context.Context, s Store, q Query, keep func(policy string) b
 // transitionsFrom keeps the window's events that change their series' state,
 // the state before the window coming from before.
 func transitionsFrom(window, before []Event) []Transition {
-	last := map[Key]compliance.State{}
+	last := make(map[Key]compliance.State, len(before)+len(window)/4)
 	for _, e := range before {
 		last[e.Key()] = e.State
 	}
@@ -132,7 +132,7 @@ func transitionsFrom(window, before []Event) []Transition {
 // NonCompliant that opened it: in the window when there is one, else the
 // series' last change to NonCompliant before the window (from its prior).
 func remediated(changes []Transition, priors []Prior) []Remediation {
-	openedBefore := map[Key]time.Time{}
+	openedBefore := make(map[Key]time.Time, len(priors)/4)
 	for _, p := range priors {
 		if !p.NonCompliantSince.IsZero() {
 			openedBefore[p.Key()] = p.NonCompliantSince

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -114,23 +113,27 @@ type familyTrend struct {
 
 func newHistoryView(s *history.Summary) historyView {
 	v := historyView{Summary: s}
-	changes := append([]history.Transition(nil), s.Changes...)
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Time.After(changes[j].Time) })
-	if len(changes) > maxChanges {
-		v.MoreChanges, changes = len(changes)-maxChanges, changes[:maxChanges]
-	}
-	v.Changes = changes
-	rems := append([]history.Remediation(nil), s.Remediations...)
-	sort.SliceStable(rems, func(i, j int) bool { return rems[i].CompliantAt.After(rems[j].CompliantAt) })
-	if len(rems) > maxRemediations {
-		v.MoreRems, rems = len(rems)-maxRemediations, rems[:maxRemediations]
-	}
-	v.Rems = rems
+	// Changes are oldest first and remediations in the order they ended
+	// (Summarize): the newest are the last ones.
+	v.Changes = newestFirst(s.Changes, maxChanges)
+	v.MoreChanges = len(s.Changes) - len(v.Changes)
+	v.Rems = newestFirst(s.Remediations, maxRemediations)
+	v.MoreRems = len(s.Remediations) - len(v.Rems)
 	if s.Trend != nil && len(s.Trend.Total) > 1 {
 		v.Chart = chart(s.Trend)
 		v.Families = familyTrends(s.Trend)
 	}
 	return v
+}
+
+// newestFirst returns the last n of list (oldest first) newest first.
+func newestFirst[T any](list []T, n int) []T {
+	n = min(n, len(list))
+	out := make([]T, n)
+	for i := range out {
+		out[i] = list[len(list)-1-i]
+	}
+	return out
 }
 
 func chart(t *history.Trend) *chartView {

@@ -134,6 +134,11 @@ func (c *windowCache) result(incremental bool) Window {
 		return w
 	}
 	w.Events = c.events
+	n := 0
+	for _, ps := range c.priors {
+		n += len(ps)
+	}
+	w.Before = make([]Prior, 0, n)
 	for _, ps := range c.priors {
 		w.Before = append(w.Before, ps...)
 	}

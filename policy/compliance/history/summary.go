@@ -117,7 +117,7 @@ func transitionsFrom(window, before []Event) []Transition {
 	for _, e := range before {
 		last[e.Key()] = e.State
 	}
-	var out []Transition
+	out := make([]Transition, 0, len(window))
 	for _, e := range window {
 		prev, seen := last[e.Key()]
 		if !seen || prev != e.State {

@@ -40,6 +40,7 @@ const (
 // with, when doc has a history, a section of trend lines and changes.
 func WriteHTML(w io.Writer, doc *Document) error {
 	var page bytes.Buffer
+	page.Grow(pageSize(doc.Report))
 	if err := compliance.WriteHTML(&page, doc.Report); err != nil {
 		return err
 	}
@@ -51,15 +52,33 @@ func WriteHTML(w io.Writer, doc *Document) error {
 	if err := WriteHistorySection(&section, doc.History); err != nil {
 		return err
 	}
-	html := page.String()
-	at := strings.Index(html, insertBefore)
+	html := page.Bytes()
+	at := bytes.Index(html, []byte(insertBefore))
 	if at < 0 {
-		if at = strings.LastIndex(html, bodyEnd); at < 0 {
+		if at = bytes.LastIndex(html, []byte(bodyEnd)); at < 0 {
 			at = len(html)
 		}
 	}
-	_, err := io.WriteString(w, html[:at]+section.String()+html[at:])
-	return err
+	for _, part := range [][]byte{html[:at], section.Bytes(), html[at:]} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageSize estimates the report page's size: about 160 bytes per heat-map
+// cell and drill-down entry, plus the rest.
+func pageSize(r *compliance.Report) int {
+	n := 64 << 10
+	for _, s := range r.Standards {
+		for _, f := range s.Families {
+			for _, c := range f.Controls {
+				n += 160 * len(c.Clusters)
+			}
+		}
+	}
+	return n
 }
 
 // WriteHistorySection writes the history's HTML section alone: the fleet's

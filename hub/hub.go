@@ -38,7 +38,9 @@ import (
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/httplimit"
 	"flotilla.dev/flotilla/internal/tolerant"
+	"flotilla.dev/flotilla/policy/compliance/web"
 	"flotilla.dev/flotilla/policy/propagator"
 )
 
@@ -56,6 +58,11 @@ type Options struct {
 	// ManifestLimit is the largest total manifest size of a ManifestWork in bytes.
 	// Default 0 = work's own default (500 KiB).
 	ManifestLimit int
+	// NilExecutorValidating makes a ManifestWork without spec.executor (and a
+	// ManifestWorkReplicaSet template without one) need execute-as on
+	// work.DefaultExecutorName, the agent's own identity (OCM's hub feature
+	// gate NilExecutorValidating). Default false, as in OCM.
+	NilExecutorValidating bool
 	// WebhookHost is the address the webhook server listens on. Default "127.0.0.1".
 	WebhookHost string
 	// WebhookAdvertiseHost is the address the hub apiserver reaches the webhook
@@ -172,7 +179,7 @@ func Run(ctx context.Context, opts Options) error {
 		PprofBindAddress:       opts.PprofAddr,
 		LeaderElection:         opts.LeaderElection,
 		LeaderElectionID:       "flotilla-hub",
-		WebhookServer:          webhook.NewServer(webhook.Options{Host: opts.WebhookHost, Port: opts.WebhookPort, CertDir: certDir}),
+		WebhookServer:          newWebhookServer(opts.WebhookHost, opts.WebhookPort, certDir, 0),
 		// controller-runtime v0.23's priority queue can hang the manager's
 		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
 		// rate-limited queue until that is fixed.
@@ -199,7 +206,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := placement.Setup(mgr, placement.Options{}); err != nil {
 		return fmt.Errorf("placement: %w", err)
 	}
-	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit}); err != nil {
+	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit, NilExecutorValidating: opts.NilExecutorValidating}); err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
 	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, AgentImage: opts.AddonImage, ManifestLimit: opts.ManifestLimit}); err != nil {
@@ -240,6 +247,28 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// newWebhookServer is the hub's one HTTPS server: admission reviews, the addon
+// conversion webhook and the live compliance report. Anyone who reaches the
+// port may call it (the apiserver sends no client certificate), so every
+// handler is bounded in body size and body time (internal/httplimit):
+// admission reviews by the default (8 MiB), conversion reviews by
+// addonconversion.MaxReviewBytes (a list of addons comes in one review), the
+// compliance pages, which take no body but the login form's, by 64 KiB. A body
+// must arrive within bodyTimeout (0: httplimit.DefaultBodyTimeout, 30 s).
+func newWebhookServer(host string, port int, certDir string, bodyTimeout time.Duration) webhook.Server {
+	small := httplimit.Limits{MaxBodyBytes: 64 << 10, BodyTimeout: bodyTimeout}
+	return httplimit.Server{
+		Server:  webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: certDir}),
+		Default: httplimit.Limits{BodyTimeout: bodyTimeout},
+		Paths: map[string]httplimit.Limits{
+			addonconversion.Path: {MaxBodyBytes: addonconversion.MaxReviewBytes, BodyTimeout: bodyTimeout},
+			web.PagePath:         small,
+			web.APIPath:          small,
+			web.LoginPath:        small,
+		},
+	}
 }
 
 // withBaseURL prefixes each webhook's path with base and sets its CA bundle.

@@ -24,7 +24,7 @@ func TestRenderKlusterlet(t *testing.T) {
 }
 
 func TestRenderHub(t *testing.T) {
-	objs, err := Render(HubManifests, map[string]any{"Image": "flotilla:test", "AddonImage": "flotilla:test", "AddonSigners": nil})
+	objs, err := Render(HubManifests, map[string]any{"Image": "flotilla:test", "AddonImage": "flotilla:test", "AddonSigners": nil, "NilExecutorValidating": false})
 	require.NoError(t, err)
 	assert.NotEmpty(t, objs)
 }

@@ -77,6 +77,10 @@ var controlling = map[string]bool{
 	"policies": true, "placementbindings": true, "policysets": true, "managedclusteraddons": true,
 	"addondeploymentconfigs": true, "roles": true, "rolebindings": true, "serviceaccounts": true,
 	"serviceaccounts/token": true, "pods": true, "pods/exec": true, "deployments": true,
+	// The registrations the hub declares there decide which CSRs it approves
+	// and signs; the VAP that keeps a cluster's agent off them does not match
+	// an addon agent's groups.
+	"managedclusteraddons/status": true,
 }
 
 var readOnly = []string{"get", "list", "watch"}

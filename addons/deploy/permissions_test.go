@@ -103,6 +103,9 @@ func TestCheckGrantable(t *testing.T) {
 		{"reads secrets", "ClusterRole", "s", []rbacv1.PolicyRule{rule("secrets", "get")}, "secrets"},
 		{"wildcard", "ClusterRole", "all", []rbacv1.PolicyRule{rule("*", "get")}, "wildcard"},
 		{"escalates", "Role", "esc", []rbacv1.PolicyRule{rule("roles", "escalate")}, "escalate"},
+		{"writes addon status (registrations)", "ClusterRole", "mca", []rbacv1.PolicyRule{rule("managedclusteraddons/status", "get", "update")},
+			"update managedclusteraddons/status"},
+		{"reads addon status", "ClusterRole", "mca", []rbacv1.PolicyRule{rule("managedclusteraddons/status", "get")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

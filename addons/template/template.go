@@ -124,8 +124,12 @@ func (a Addon) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addon
 				missing = append(missing, name)
 				return s
 			}
-			b, _ := json.Marshal(v) // JSON-escape inside the string it stands in
-			return strings.Trim(string(b), `"`)
+			// JSON-escape inside the string it stands in: drop exactly the
+			// quotes Marshal adds (Trim would also eat an escaped quote at
+			// either end, leaving a backslash that escapes the template's
+			// closing quote).
+			b, _ := json.Marshal(v)
+			return string(b[1 : len(b)-1])
 		})
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("AddOnTemplate %s manifest %d: no value for %s (set it as a customizedVariable of an AddOnDeploymentConfig)", a.Template.Name, i, strings.Join(missing, ", "))

@@ -46,6 +46,20 @@ func TestPlaceholders(t *testing.T) {
 	assert.Equal(t, map[string]string{"cluster": "cluster1", "ns": "addons", "kc": HubKubeconfigPath, "level": `a "quoted" value`}, data)
 }
 
+// TestPlaceholderQuotesStayInTheString: a variable that starts or ends with a
+// quote (or a backslash) stays one string value; it cannot end the string it
+// stands in and change the manifest's structure.
+func TestPlaceholderQuotesStayInTheString(t *testing.T) {
+	a := Addon{Template: tmpl(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"hello"},"data":{"a":"{{A}}","b":"{{B}}"}}`)}
+	for _, v := range [][2]string{{`"`, `"`}, {`x"`, `"y`}, {`\`, `,"c":"d`}, {`""`, `\`}} {
+		objs, err := a.ManifestsWithConfig(cluster, mca, &addonv1alpha1.AddOnDeploymentConfigSpec{
+			CustomizedVariables: []addonv1alpha1.CustomizedVariable{{Name: "A", Value: v[0]}, {Name: "B", Value: v[1]}}})
+		require.NoError(t, err, "values %q", v)
+		data, _, _ := unstructured.NestedStringMap(objs[0].(*unstructured.Unstructured).Object, "data")
+		assert.Equal(t, map[string]string{"a": v[0], "b": v[1]}, data)
+	}
+}
+
 func TestBadTemplates(t *testing.T) {
 	_, err := Addon{Template: tmpl()}.Manifests(cluster, mca)
 	assert.ErrorContains(t, err, "has no manifests")

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/internal/image"
 )
 
@@ -67,6 +68,7 @@ the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".`,
 	f.StringVar(&o.Registration.SignerKeyFile, "signer-key", "", "CA private key of the built-in signer")
 	f.StringVar(&o.AddonImage, "addon-image", "", "image of the shipped addons' agent Deployments (default "+image.Ref("", "<version>")+", as `join` names the klusterlet's; an AddOnDeploymentConfig's registries rewrite it per cluster)")
 	f.IntVar(&o.ManifestLimit, "manifest-limit", 0, "largest total manifest size of a ManifestWork in bytes (default 500 KiB)")
+	f.BoolVar(&o.NilExecutorValidating, "nil-executor-validating", false, "a ManifestWork without spec.executor (or a ManifestWorkReplicaSet template without one) runs as the work agent itself: admit it only when its requester may execute-as "+work.DefaultExecutorName+" (OCM's NilExecutorValidating)")
 	f.StringVar(&o.WebhookHost, "webhook-host", "127.0.0.1", "address the webhook server listens on")
 	f.StringVar(&o.WebhookAdvertiseHost, "webhook-advertise-host", "", "address the hub apiserver calls the webhooks at (default: --webhook-host)")
 	f.IntVar(&o.WebhookPort, "webhook-port", 0, "webhook server port (default: a free port)")

@@ -27,6 +27,7 @@ func newInitCommand() *cobra.Command {
 		hubImage   string
 		addonImage string
 		signers    []string
+		nilExec    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -41,8 +42,8 @@ TokenRequest API and print the join command for managed clusters.`,
 			if err := printer.Validate(output); err != nil {
 				return err
 			}
-			if !deployHub && (addonImage != "" || len(signers) > 0) {
-				return fmt.Errorf("--addon-image and --addon-signers configure the hub that --deploy installs: add --deploy, or give `flotilla hub` --addon-image yourself")
+			if !deployHub && (addonImage != "" || len(signers) > 0 || nilExec) {
+				return fmt.Errorf("--addon-image, --addon-signers and --nil-executor-validating configure the hub that --deploy installs: add --deploy, or give `flotilla hub` these flags yourself")
 			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
@@ -65,7 +66,7 @@ TokenRequest API and print the join command for managed clusters.`,
 					img = image.Ref("", imageTag())
 				}
 				if err := deploy.Apply(cmd.Context(), deploy.Options{Config: cfg, Image: img, AddonImage: addonImage, AddonSigners: signers,
-					Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
+					NilExecutorValidating: nilExec, Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
 					return err
 				}
 			}
@@ -88,6 +89,7 @@ TokenRequest API and print the join command for managed clusters.`,
 	f.StringVar(&hubImage, "image", "", "hub image for --deploy (default "+image.Ref("", "<version>")+")")
 	f.StringVar(&addonImage, "addon-image", "", "with --deploy: image of the shipped addons' agents, the hub's --addon-image (default: the hub image)")
 	f.StringSliceVar(&signers, "addon-signers", nil, "with --deploy: custom signers (<domain>/<path> or <domain>/*) of addons' CustomSigner registrations the hub may approve and sign (default none)")
+	f.BoolVar(&nilExec, "nil-executor-validating", false, "with --deploy: the hub's --nil-executor-validating (a ManifestWork without spec.executor needs execute-as on the agent's identity)")
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

@@ -49,6 +49,7 @@ func TestAddonImageFlagsRefused(t *testing.T) {
 		"hub: not an image":         {newHubCommand, []string{"--addon-image", "Registry/Flotilla:v 1", "--kubeconfig", "/nonexistent"}, "--addon-image: \"Registry/Flotilla:v 1\" is not an image reference"},
 		"init: addon image alone":   {newInitCommand, []string{"--addon-image", "a.io/f:1", "--kubeconfig", "/nonexistent"}, "add --deploy"},
 		"init: addon signers alone": {newInitCommand, []string{"--addon-signers", "example.com/x", "--kubeconfig", "/nonexistent"}, "add --deploy"},
+		"init: nil executor alone":  {newInitCommand, []string{"--nil-executor-validating", "--kubeconfig", "/nonexistent"}, "add --deploy"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := tc.cmd()

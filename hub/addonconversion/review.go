@@ -12,18 +12,21 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"flotilla.dev/flotilla/internal/httplimit"
 )
 
 // Path is where the hub's webhook server answers the addon CRDs' ConversionReviews.
 const Path = "/convert-addon"
 
-// maxReviewBytes bounds a ConversionReview body: a list of many addons comes in one
-// review, so this is far above one object's limit.
-const maxReviewBytes = 256 << 20
+// MaxReviewBytes bounds a ConversionReview body: a list of many addons comes in one
+// review, so this is far above one object's limit. (The hub's webhook server
+// refuses a larger declared Content-Length before reading: internal/httplimit.)
+const MaxReviewBytes = 256 << 20
 
 // inflight bounds how many reviews are read and converted at once. The
 // webhook port takes requests from anyone who reaches it (the apiserver sends
-// no client certificate), and each review may hold maxReviewBytes several
+// no client certificate), and each review may hold MaxReviewBytes several
 // times over while it is decoded: without a bound, a few concurrent large
 // bodies from any network client would exhaust the hub's memory. A request
 // waits for a turn until its own context ends (the apiserver's timeout).
@@ -83,7 +86,15 @@ func (Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "conversion webhook: busy with other reviews, try again", http.StatusServiceUnavailable)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxReviewBytes))
+	if r.ContentLength > MaxReviewBytes {
+		http.Error(w, "conversion webhook: "+httplimit.TooLarge(r.URL.Path, r.ContentLength, MaxReviewBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReviewBytes))
+	if httplimit.IsTooLarge(err) {
+		http.Error(w, "conversion webhook: "+httplimit.TooLarge(r.URL.Path, -1, MaxReviewBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
 	if err != nil {
 		http.Error(w, fmt.Sprintf("conversion webhook: read body: %v", err), http.StatusBadRequest)
 		return

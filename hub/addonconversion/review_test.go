@@ -125,7 +125,7 @@ func (e errReader) Read([]byte) (int, error) {
 }
 
 // TestHandlerBoundsConcurrentReviews: an unauthenticated client cannot make
-// the hub hold more than a bounded number of (up to maxReviewBytes) reviews
+// the hub hold more than a bounded number of (up to MaxReviewBytes) reviews
 // in memory at once: while every turn is taken, a request's body is not read,
 // and it is answered 503 once its context ends.
 func TestHandlerBoundsConcurrentReviews(t *testing.T) {

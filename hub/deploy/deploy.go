@@ -56,6 +56,9 @@ type Options struct {
 	// addon signer CA (manifests/hub/03-addon-signers.yaml). Default none: the
 	// hub approves kube-apiserver-client addon CSRs only.
 	AddonSigners []string
+	// NilExecutorValidating passes --nil-executor-validating to the hub.
+	// Default false.
+	NilExecutorValidating bool
 	// Timeout bounds the wait for the webhooks. Default 3m.
 	Timeout time.Duration
 	// Progress receives one line per step. Default: discarded.
@@ -83,7 +86,8 @@ func Render(o Options) ([]*unstructured.Unstructured, error) {
 			return nil, fmt.Errorf("deploy: addon signer %q is not a custom signer: want <domain>/<path> (path: letters, digits, '.', '_', '-') or <domain>/*, outside kubernetes.io", s)
 		}
 	}
-	return manifests.Render(manifests.HubManifests, map[string]any{"Image": o.Image, "AddonImage": o.AddonImage, "AddonSigners": o.AddonSigners})
+	return manifests.Render(manifests.HubManifests, map[string]any{"Image": o.Image, "AddonImage": o.AddonImage, "AddonSigners": o.AddonSigners,
+		"NilExecutorValidating": o.NilExecutorValidating})
 }
 
 // Apply installs (or updates) the hub and waits until it serves.

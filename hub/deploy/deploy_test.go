@@ -38,6 +38,17 @@ func TestRenderAddonImage(t *testing.T) {
 	assert.Contains(t, hubArgs(t, objs), "--addon-image=mirror.example/flotilla:v2")
 }
 
+// TestRenderNilExecutorValidating: the option reaches the hub's arguments
+// only when set.
+func TestRenderNilExecutorValidating(t *testing.T) {
+	objs, err := Render(Options{Image: "a.io/f:1"})
+	require.NoError(t, err)
+	assert.NotContains(t, hubArgs(t, objs), "--nil-executor-validating")
+	objs, err = Render(Options{Image: "a.io/f:1", NilExecutorValidating: true})
+	require.NoError(t, err)
+	assert.Contains(t, hubArgs(t, objs), "--nil-executor-validating")
+}
+
 func TestRenderAddonSigners(t *testing.T) {
 	const role = "open-cluster-management:flotilla-hub:addon-signers"
 	objs, err := Render(Options{Image: "ghcr.io/flotilla-dev/flotilla:v1"})

@@ -110,10 +110,15 @@ func TestPlacementAdmission(t *testing.T) {
 
 	s.placement(st.Placement("good", "").CEL(`managedCluster.metadata.name != ""`).Group("canary", nil).Obj())
 	t.Run("an update that breaks the spec is refused", func(t *testing.T) {
-		p := s.getPlacement("good")
-		p.Spec.Predicates[0].RequiredClusterSelector.CelSelector.CelExpressions = []string{"1 +"}
-		err := hub.Update(s.ctx, p)
+		// The controller writes the placement's status meanwhile: a conflict
+		// is retried, the refusal is not.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p := s.getPlacement("good")
+			p.Spec.Predicates[0].RequiredClusterSelector.CelSelector.CelExpressions = []string{"1 +"}
+			return hub.Update(s.ctx, p)
+		})
 		require.Error(t, err)
+		assert.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
 		assert.Contains(t, err.Error(), "spec.predicates[0].requiredClusterSelector.celSelector.celExpressions[0]")
 	})
 	t.Run("an update of labels only passes", func(t *testing.T) {

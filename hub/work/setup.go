@@ -14,8 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
+	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -42,9 +44,16 @@ type Options struct {
 	// ManifestLimit is the largest total size of a ManifestWork's manifests in
 	// bytes. Default 500 KiB.
 	ManifestLimit int
+	// NilExecutorValidating makes the webhooks check a work (or a
+	// ManifestWorkReplicaSet template) without spec.executor as if it named
+	// the agent's own identity, DefaultExecutorName: its requester needs
+	// execute-as for that name, so writing a work into a cluster namespace no
+	// longer carries the agent's rights on the cluster by itself. OCM's hub
+	// feature gate of the same name. Default false, as in OCM.
+	NilExecutorValidating bool
 }
 
-// Setup registers the ManifestWork admission handler on mgr.GetWebhookServer()
+// Setup registers the ManifestWork and ManifestWorkReplicaSet admission handlers on mgr.GetWebhookServer()
 // and the controller that reports works in namespaces of no managed cluster.
 // (The ManifestWorkReplicaSet controller is hub/workreplicaset, set up with
 // placement.)
@@ -57,11 +66,29 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := clusterv1.Install(mgr.GetScheme()); err != nil {
 		return err
 	}
+	if err := workv1alpha1.Install(mgr.GetScheme()); err != nil {
+		return err
+	}
+	if err := addonv1alpha1.Install(mgr.GetScheme()); err != nil {
+		return err
+	}
 	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
 		reader:  mgr.GetAPIReader(),
 		sar:     mgr.GetClient(),
 		limit:   opts.ManifestLimit,
+		nilExec: opts.NilExecutorValidating,
+	}})
+	mgr.GetWebhookServer().Register(ReplicaSetWebhookPath, &webhook.Admission{Handler: &replicaSetValidator{
+		decoder: admission.NewDecoder(mgr.GetScheme()),
+		sar:     mgr.GetClient(),
+		limit:   opts.ManifestLimit,
+		nilExec: opts.NilExecutorValidating,
+	}})
+	mgr.GetWebhookServer().Register(AddonWebhookPath, &webhook.Admission{Handler: &addonValidator{
+		decoder: admission.NewDecoder(mgr.GetScheme()),
+		sar:     mgr.GetClient(),
+		nilExec: opts.NilExecutorValidating,
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
 	skip := true
@@ -121,7 +148,7 @@ func Webhooks() []admissionregistrationv1.ValidatingWebhook {
 		SideEffects:             &none,
 		AdmissionReviewVersions: []string{"v1"},
 		TimeoutSeconds:          ptr.To[int32](10),
-	}}
+	}, replicaSetWebhook(), addonWebhook()}
 }
 
 // validator admits ManifestWorks whose manifests pass Validate, and warns when
@@ -132,6 +159,8 @@ type validator struct {
 	// sar creates SubjectAccessReviews (the executor check).
 	sar   client.Client
 	limit int
+	// nilExec is Options.NilExecutorValidating.
+	nilExec bool
 }
 
 func (v *validator) Handle(ctx context.Context, req admission.Request) admission.Response {
@@ -169,7 +198,8 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	// that identity does on the cluster, so they need execute-as for it too.
 	// Writes that leave the spec alone (status, finalizers, labels) were
 	// admitted above, so a permission revoked later freezes no work.
-	msg, err := checkExecutor(ctx, v.sar, req.UserInfo, work)
+	msg, err := CheckExecutor(ctx, v.sar, ExecutorCheck{User: req.UserInfo, Namespace: req.Namespace,
+		Field: "spec.executor", Executor: work.Spec.Executor, NilExecutorValidating: v.nilExec})
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check the executor: %w", err))
 	}

@@ -49,6 +49,11 @@ func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.got = a
 // startHub runs work.Setup in a manager with a real webhook server and
 // registers work.Webhooks() on the hub, as the hub process does.
 func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
+	return startHubWith(t, work.Options{ManifestLimit: testLimit})
+}
+
+// startHubWith is startHub with the given work options.
+func startHubWith(t *testing.T, opts work.Options) (*testenv.Env, client.Client, *warnings) {
 	ctrl.SetLogger(logr.Discard())
 	env := testenv.Start(t, testenv.Options{})
 	certDir := t.TempDir()
@@ -67,17 +72,21 @@ func startHub(t *testing.T) (*testenv.Env, client.Client, *warnings) {
 		WebhookServer: webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}),
 	})
 	require.NoError(t, err)
-	require.NoError(t, work.Setup(mgr, work.Options{ManifestLimit: testLimit}))
+	require.NoError(t, work.Setup(mgr, opts))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
 
 	hooks := work.Webhooks()
-	require.Len(t, hooks, 1)
+	require.Len(t, hooks, 3)
 	assert.Equal(t, work.WebhookPath, *hooks[0].ClientConfig.URL, "only the path: the hub adds its base URL")
-	url := fmt.Sprintf("https://127.0.0.1:%d%s", port, *hooks[0].ClientConfig.URL)
-	hooks[0].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: crt}
+	assert.Equal(t, work.ReplicaSetWebhookPath, *hooks[1].ClientConfig.URL)
+	assert.Equal(t, work.AddonWebhookPath, *hooks[2].ClientConfig.URL)
+	for i := range hooks {
+		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, *hooks[i].ClientConfig.URL)
+		hooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: crt}
+	}
 	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return mgr.GetWebhookServer().StartedChecker()(nil) == nil }, 30*time.Second, 50*time.Millisecond)
@@ -361,6 +370,9 @@ func TestExecutorAdmission(t *testing.T) {
 		w := &workv1.ManifestWork{}
 		require.NoError(t, alice.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "plain"}, w))
 		assert.ErrorContains(t, alice.Update(ctx, withExecutor(w, "kube-system", "admin")), `may not use executor ServiceAccount kube-system/admin`)
+	})
+	t.Run("without the nil-executor option a work without executor needs no execute-as", func(t *testing.T) {
+		require.NoError(t, alice.Create(ctx, mw("cluster1", "no-executor", cm("app", "a", 1))))
 	})
 	t.Run("a cluster admin may use any executor", func(t *testing.T) {
 		require.NoError(t, admin.Create(ctx, withExecutor(mw("cluster1", "admin-as", cm("app", "a", 1)), "kube-system", "admin")))

@@ -3,7 +3,9 @@ package hubtemplate
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -25,9 +27,11 @@ func DecryptAll(obj any, key, iv []byte) (any, error) {
 func decryptValue(v any, key, iv []byte, path string) (any, error) {
 	switch t := v.(type) {
 	case map[string]any:
+		// In key order, so the value an error names does not depend on
+		// map iteration.
 		out := make(map[string]any, len(t))
-		for k, e := range t {
-			d, err := decryptValue(e, key, iv, path+"."+k)
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			d, err := decryptValue(t[k], key, iv, path+"."+k)
 			if err != nil {
 				return nil, err
 			}

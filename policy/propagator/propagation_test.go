@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -373,4 +374,56 @@ func TestBrokenBindingsDoNotStopOthers(t *testing.T) {
 		assert.Len(c, st.Status, 2, "the cluster without a replica is listed, unknown")
 	}, timeout, tick)
 	s.eventuallyReplicas("fine", "broken-1")
+}
+
+// TestLabelledDecoyIsNoReplica: a Policy that only carries a root's replica
+// labels (another name in the cluster namespace, or any name in a namespace
+// of the author's) is not the root's replica: its status does not count
+// towards the root's, and the propagator neither rewrites nor removes it.
+func TestLabelledDecoyIsNoReplica(t *testing.T) {
+	s := newScope(t, "decoy")
+	s.clusters("prod", "decoy-1")
+	s.placement("prod", "prod")
+	s.policy("p")
+	s.binding("p", "prod", policies("p"))
+	s.eventuallyReplicas("p", "decoy-1")
+	s.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "decoy-team"}})
+
+	labels := func(cluster string) map[string]string {
+		return map[string]string{policyv1.RootPolicyLabel: "decoy.p", policyv1.ClusterNameLabel: cluster, policyv1.ClusterNamespaceLabel: cluster}
+	}
+	decoys := []*policyv1.Policy{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "decoy-1", Name: "a-decoy", Labels: labels("decoy-1")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "decoy-team", Name: "decoy.p", Labels: labels("decoy-1")}},
+	}
+	for _, d := range decoys {
+		d.Spec = policyv1.PolicySpec{RemediationAction: "enforce", PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: configPolicy("decoy-cfg")}}}
+		s.create(d)
+		update(s, client.ObjectKeyFromObject(d), &policyv1.Policy{}, func(p *policyv1.Policy) { p.Status.ComplianceState = policyv1.Compliant }, true)
+	}
+	s.report("p", "decoy-1", policyv1.NonCompliant, "namespaces [prod] not found")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st := s.root("p").Status
+		assert.Equal(c, policyv1.NonCompliant, st.ComplianceState)
+		if assert.Len(c, st.Status, 1) {
+			assert.Equal(c, policyv1.CompliancePerClusterStatus{ClusterName: "decoy-1", ClusterNamespace: "decoy-1", ComplianceState: policyv1.NonCompliant}, *st.Status[0])
+		}
+	}, timeout, tick)
+	// Touch the root: a reconcile after the decoys exist must leave them be.
+	update(s, client.ObjectKey{Namespace: s.ns, Name: "p"}, &policyv1.Policy{}, func(p *policyv1.Policy) {
+		p.Annotations[policyv1.ControlsAnnotation] = "CM-2 Baseline Configuration"
+	}, false)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r := s.replica("p", "decoy-1")
+		if assert.NotNil(c, r) {
+			assert.Equal(c, "CM-2 Baseline Configuration", r.Annotations[policyv1.ControlsAnnotation])
+		}
+	}, timeout, tick)
+	assert.Equal(t, policyv1.NonCompliant, s.root("p").Status.ComplianceState)
+	for _, d := range decoys {
+		var got policyv1.Policy
+		require.NoError(t, hub.Get(s.ctx, client.ObjectKeyFromObject(d), &got), "the decoy %s/%s was removed", d.Namespace, d.Name)
+		assert.Equal(t, policyv1.RemediationAction("enforce"), got.Spec.RemediationAction, "the decoy %s/%s was rewritten", d.Namespace, d.Name)
+		assert.Equal(t, policyv1.Compliant, got.Status.ComplianceState)
+	}
 }

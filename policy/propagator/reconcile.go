@@ -182,7 +182,12 @@ func (r *Reconciler) replicas(ctx context.Context, key string) (map[string]*poli
 	}
 	out := map[string]*policyv1.Policy{}
 	for i := range list.Items {
-		out[list.Items[i].Namespace] = &list.Items[i]
+		// A Policy that only carries the label (another name, or labelled
+		// for another cluster) is not this root's replica: neither counted,
+		// rewritten nor removed.
+		if IsWellFormedReplica(&list.Items[i]) {
+			out[list.Items[i].Namespace] = &list.Items[i]
+		}
 	}
 	return out, nil
 }

@@ -70,6 +70,30 @@ func sameMap(a, b map[string]string) bool {
 	return true
 }
 
+// IsWellFormedReplica reports whether p has the shape of a replica the
+// propagator writes: named after the root-policy label (<rootNs>.<rootName>),
+// with cluster-name and cluster-namespace labels, when set, equal to its
+// namespace. Anyone who may create Policies can put the labels on one; only
+// this shape, in the namespace of a cluster the root is placed on, is a
+// replica's, so a Policy labelled for another root's or another cluster's
+// replica is not taken for it (and two Policies of a namespace can never both
+// claim the same root).
+func IsWellFormedReplica(p *policyv1.Policy) bool {
+	root, ok := p.Labels[policyv1.RootPolicyLabel]
+	if !ok || root != p.Name {
+		return false
+	}
+	if ns, name, ok := strings.Cut(root, "."); !ok || ns == "" || name == "" {
+		return false
+	}
+	for _, l := range []string{policyv1.ClusterNameLabel, policyv1.ClusterNamespaceLabel} {
+		if v, ok := p.Labels[l]; ok && v != p.Namespace {
+			return false
+		}
+	}
+	return true
+}
+
 // IsReplica reports whether p is a replica (it carries the root-policy label).
 func IsReplica(p *policyv1.Policy) bool {
 	_, ok := p.Labels[policyv1.RootPolicyLabel]

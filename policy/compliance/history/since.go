@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ func ParseSince(s string, now time.Time) (time.Time, error) {
 	}{{"d", 24 * time.Hour}, {"w", 7 * 24 * time.Hour}} {
 		if n, ok := strings.CutSuffix(s, unit.suffix); ok {
 			if v, err := strconv.Atoi(n); err == nil && v >= 0 {
+				if most := int(math.MaxInt64 / int64(unit.d)); v > most {
+					return time.Time{}, fmt.Errorf("since %q: more than %d%s back, the longest span a time can hold", s, most, unit.suffix)
+				}
 				return now.Add(-time.Duration(v) * unit.d), nil
 			}
 		}

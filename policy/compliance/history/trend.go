@@ -127,9 +127,16 @@ func BuildTrend(in TrendInput) *Trend {
 	r := in.Report
 	to := r.GeneratedAt
 	times := make([]time.Time, steps+1)
+	// span*i/steps without overflow: a window of years times 30 steps
+	// passes the int64 nanoseconds a Duration holds.
+	span, n := int64(to.Sub(in.From)), int64(steps)
 	for i := range times {
-		times[i] = in.From.Add(time.Duration(int64(to.Sub(in.From)) * int64(i) / int64(steps)))
+		k := int64(i)
+		times[i] = in.From.Add(time.Duration(span/n*k + span%n*k/n))
 	}
+	// The last point is the report's time even when the window is wider
+	// than a Duration (Sub saturates).
+	times[steps] = to
 	changed := timelines(in.Window, in.Before)
 	changedClusters := map[string][]string{} // policy -> clusters with window events
 	for pc := range changed {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -127,14 +128,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (h *Handler) document(req *http.Request, user *User) (*Document, int, error) {
 	ctx := req.Context()
-	q := req.URL.Query()
 	now := h.o.Now()
-	since := now.Add(-h.o.Window)
-	if s := q.Get("since"); s != "" {
-		var err error
-		if since, err = history.ParseSince(s, now); err != nil {
-			return nil, http.StatusBadRequest, err
-		}
+	vals, err := url.ParseQuery(req.URL.RawQuery)
+	if err != nil {
+		return nil, http.StatusBadRequest, fmt.Errorf("query: %w", err)
+	}
+	q, err := parseQuery(vals, now, h.o.Window)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
 	}
 	in, err := compliance.Read(ctx, h.o.Reader)
 	if err != nil {
@@ -146,14 +147,10 @@ func (h *Handler) document(req *http.Request, user *User) (*Document, int, error
 	}
 	in = filterInput(in, allowed)
 	in.Now = now
-	f := compliance.Filter{Standard: q.Get("standard"), Control: q.Get("control")}
-	if c := q.Get("clusters"); c != "" {
-		f.Clusters = strings.Split(c, ",")
-	}
-	doc := &Document{Report: compliance.Build(in, f)}
+	doc := &Document{Report: compliance.Build(in, q.filter)}
 	if h.o.History != nil {
 		keep := func(policy string) bool { ns, _, _ := strings.Cut(policy, "/"); return allowed(ns) }
-		sum, err := history.SummarizeWithTrend(ctx, h.o.History, history.Query{Since: since}, keep, doc.Report, in, 0)
+		sum, err := history.SummarizeWithTrend(ctx, h.o.History, history.Query{Since: q.since}, keep, doc.Report, in, 0)
 		if err != nil {
 			return nil, http.StatusInternalServerError, err
 		}

@@ -134,6 +134,37 @@ func TestQueryParameters(t *testing.T) {
 	assert.True(t, strings.Contains(body, "yesterday-ish"), body)
 }
 
+// TestQueryParametersRefused: over HTTP, on both paths, a wrong parameter is
+// a 400 naming it, before any policy is read; the server keeps serving.
+func TestQueryParametersRefused(t *testing.T) {
+	srv := server(t, historyStore(t))
+	tok := token(t, "auditor")
+	for query, want := range map[string]string{
+		"cluster=east":                                 `query parameter "cluster" is not known`,
+		"since=99999999d":                              `query parameter since "99999999d": more than 106751d back`,
+		"since=0001-01-01&since=3d":                    "query parameter since is given 2 times",
+		"since=2999-01-01":                             "is after now",
+		"clusters=east,../west":                        `query parameter clusters: item 2 "../west" is not a cluster name`,
+		"control=" + strings.Repeat("A", 4096):         "query parameter control: 4096 bytes, longer than 128",
+		"standard=%3Cscript%3Ealert(1)%3C%2Fscript%3E": "", // a text that matches nothing: 200
+		"control=%zz":                                  "query: invalid URL escape",
+	} {
+		for _, path := range []string{web.APIPath, web.PagePath} {
+			resp, body := get(t, srv, srv.URL+path+"?"+query, tok)
+			if want == "" {
+				assert.Equal(t, http.StatusOK, resp.StatusCode, "%s?%s: %s", path, query, body)
+				assert.NotContains(t, body, "<script>", "the page escapes what it echoes")
+				continue
+			}
+			assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s?%s", path, query)
+			assert.Contains(t, body, want, "%s?%s", path, query)
+			assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"), "an error is never HTML")
+		}
+	}
+	resp, body := get(t, srv, srv.URL+web.APIPath+"?since=0001-01-01", tok)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the oldest date a time holds is a window, not a crash: %s", body)
+}
+
 func TestLoginSetsCookie(t *testing.T) {
 	srv := server(t, nil)
 	c := srv.Client()

@@ -253,9 +253,15 @@ func TestDependencies(t *testing.T) {
 			Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: p.Name}}}))
 	}
 	eventuallyReplica(t, "cluster1", ns+".base", policyv1.NonCompliant)
-	rep := eventuallyReplica(t, "cluster1", ns+".user", policyv1.Pending)
-	require.NotEmpty(t, rep.Status.Details[0].History)
-	assert.Contains(t, rep.Status.Details[0].History[0].Message, "Pending; dependencies not satisfied: Policy base is NonCompliant, not Compliant")
+	eventuallyReplica(t, "cluster1", ns+".user", policyv1.Pending)
+	// Until the spoke has base's replica the message says it is not found;
+	// then it names base's state.
+	var rep policyv1.Policy
+	require.Eventually(t, func() bool {
+		return hubCli.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: ns + ".user"}, &rep) == nil &&
+			len(rep.Status.Details) == 1 && len(rep.Status.Details[0].History) > 0 &&
+			strings.Contains(rep.Status.Details[0].History[0].Message, "Pending; dependencies not satisfied: Policy base is NonCompliant, not Compliant")
+	}, timeout, tick, "user replica's latest message: %+v", rep.Status.Details)
 	sc := spokeCli(t, 0)
 	assert.True(t, apierrors.IsNotFound(sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "user-ns"}, &policyv1.ConfigurationPolicy{})),
 		"a template waiting on its dependencies is not created")
@@ -271,7 +277,7 @@ func TestDependencies(t *testing.T) {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationAction":"enforce"}}`))
 	require.NoError(t, hubCli.Patch(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: "base", Namespace: ns}}, patch))
 	eventuallyReplica(t, "cluster1", ns+".base", policyv1.Compliant)
-	rep = eventuallyReplica(t, "cluster1", ns+".user", policyv1.Compliant)
+	rep = *eventuallyReplica(t, "cluster1", ns+".user", policyv1.Compliant)
 	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "Compliant"), "%v", rep.Status.Details[0].History)
 	require.NoError(t, sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "user-ns"}, &policyv1.ConfigurationPolicy{}))
 }

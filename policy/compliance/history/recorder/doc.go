@@ -18,6 +18,16 @@
 // hub resumes from what the apiserver holds: entries and Events written while
 // it was down are recorded, those already stored are not duplicated.
 //
+// Only a Policy shaped as a replica (named after its root-policy label, its
+// cluster labels equal to its namespace: propagator.IsWellFormedReplica) in
+// the namespace of a ManagedCluster is recorded, from either source: a Policy
+// anyone labels as another root's or another cluster's replica in a
+// namespace they may write is not. What a replica's status (its agent's to
+// write) adds is bounded by entries: templates of its spec only, the ten
+// newest entries of each, none ahead of the hub's clock by more than
+// MaxClockSkew, messages cut at MaxMessageBytes; a forwarded Event ahead of
+// the clock is not recorded and its message is cut the same way.
+//
 // Retention: events older than Options.Retention are not recorded and are
 // pruned hourly, except the newest event of each series (its current state).
 //

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -22,6 +23,7 @@ import (
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/propagator"
 )
 
 // Options configures the recorder. Every field documents its default.
@@ -111,7 +113,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, err
 	}
-	events := history.FromReplicas([]policyv1.Policy{p})
+	if ok, err := r.isReplica(ctx, &p); err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	events := entries(&p, r.opts.Now())
 	if r.opts.Retention > 0 {
 		events = history.Retained(events, r.opts.Now().Add(-r.opts.Retention))
 	}
@@ -162,6 +167,16 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		ctrl.LoggerFrom(ctx).Info("compliance event not recorded", "reason", err.Error())
 		return ctrl.Result{}, nil
 	}
+	// The replica's checks and bounds apply as to its status's entries (so
+	// that both sources give the same row).
+	if ok, err := (&Reconciler{Reader: r.replicas, opts: r.opts}).isReplica(ctx, rep); err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	if ev.Time.After(r.opts.Now().Add(MaxClockSkew)) {
+		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: ahead of the hub's clock", "time", ev.Time)
+		return ctrl.Result{}, nil
+	}
+	ev.Message = clip(ev.Message)
 	if r.opts.Retention > 0 && ev.Time.Before(r.opts.Now().Add(-r.opts.Retention)) {
 		return ctrl.Result{}, nil
 	}
@@ -169,6 +184,27 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, fmt.Errorf("record the compliance event %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// isReplica says whether p's history is a cluster's: p has a replica's shape
+// (propagator.IsWellFormedReplica) and its namespace is a ManagedCluster's.
+// Anyone who may write Policies and their status in some namespace could
+// otherwise label one as another root's replica on another cluster and have
+// its forged history recorded as theirs.
+func (r *Reconciler) isReplica(ctx context.Context, p *policyv1.Policy) (bool, error) {
+	if !propagator.IsWellFormedReplica(p) {
+		ctrl.LoggerFrom(ctx).V(1).Info("not recorded: labelled as a replica but not shaped as one", "root", p.Labels[policyv1.RootPolicyLabel])
+		return false, nil
+	}
+	var mc clusterv1.ManagedCluster
+	if err := r.Get(ctx, client.ObjectKey{Name: p.Namespace}, &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("not recorded: a replica outside a cluster namespace")
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // pruneLoop prunes at start and every PruneEvery; only the leader runs it.

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -85,6 +86,7 @@ func testRestart(t *testing.T, cluster string, open func() (history.Store, error
 	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster}}))
+	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}))
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
 	entry := func(minutes int, msg string) policyv1.ComplianceHistory {
 		return policyv1.ComplianceHistory{LastTimestamp: metav1.NewTime(base.Add(time.Duration(minutes) * time.Minute)), Message: msg}
@@ -151,4 +153,65 @@ func waitEvents(t *testing.T, s history.Store, cluster string, want int) []histo
 	require.NoError(t, err)
 	require.Len(t, got, want, "more events than history entries: %+v", got)
 	return got
+}
+
+// TestForgedReplicasNotRecorded: a Policy labelled as a replica is recorded
+// only when it is shaped as one and sits in a ManagedCluster's namespace. A
+// user who may write Policies and their status in a namespace of their own, or
+// in one cluster's namespace, cannot put history into another root's or
+// another cluster's record.
+func TestForgedReplicasNotRecorded(t *testing.T) {
+	ctx := context.Background()
+	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	for _, ns := range []string{"team-a", "east", "west"} {
+		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	for _, mc := range []string{"east", "west"} {
+		require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: mc}}))
+	}
+	s, err := history.Open(ctx, filepath.Join(t.TempDir(), "compliance.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	stop := startRecorder(t, s)
+	defer stop()
+
+	when := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	withHistory := func(ns, name string, labels map[string]string, msg string) {
+		t.Helper()
+		tmpl := &policyv1.PolicyTemplate{}
+		tmpl.ObjectDefinition.Raw = []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"encryption"},"spec":{"remediationAction":"inform","object-templates":[]}}`)
+		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{tmpl}}}
+		require.NoError(t, c.Create(ctx, p))
+		p.Status.Details = []*policyv1.DetailsPerTemplate{{TemplateMeta: metav1.ObjectMeta{Name: "encryption"},
+			History: []policyv1.ComplianceHistory{{LastTimestamp: when, Message: msg}}}}
+		require.NoError(t, c.Status().Update(ctx, p))
+	}
+	replicaLabels := func(root, cluster string) map[string]string {
+		return map[string]string{policyv1.RootPolicyLabel: root, policyv1.ClusterNameLabel: cluster, policyv1.ClusterNamespaceLabel: cluster}
+	}
+	forged := "Compliant; notification - forged"
+	// In a namespace that is no cluster's, shaped as a replica of team-b's root for cluster team-a.
+	withHistory("team-a", "team-b.policy-encryption", replicaLabels("team-b.policy-encryption", "team-a"), forged)
+	// The same, claiming to be west's.
+	withHistory("team-a", "team-b.policy-encryption-2", map[string]string{policyv1.RootPolicyLabel: "team-b.policy-encryption-2", policyv1.ClusterNameLabel: "west"}, forged)
+	// In east's namespace, claiming to be west's replica.
+	withHistory("east", "team-b.policy-encryption", replicaLabels("team-b.policy-encryption", "west"), forged)
+	// In east's namespace, named otherwise than the root it claims.
+	withHistory("east", "innocent", replicaLabels("team-b.policy-encryption", "east"), forged)
+	// A root label without a namespace.
+	withHistory("west", "policy-encryption", replicaLabels("policy-encryption", "west"), forged)
+
+	// West's real replica, written last: once it is recorded, the forged
+	// ones (queued before it) have been seen.
+	withHistory("west", "team-b.policy-encryption", replicaLabels("team-b.policy-encryption", "west"), "NonCompliant; violation - real")
+	got := waitEvents(t, s, "west", 1)
+	require.Equal(t, "NonCompliant; violation - real", got[0].Message)
+	require.Equal(t, "team-b/policy-encryption", got[0].Policy)
+	all, err := s.Events(ctx, history.Query{})
+	require.NoError(t, err)
+	for _, e := range all {
+		require.NotEqual(t, forged, e.Message, "a forged entry was recorded: %+v", e)
+	}
 }

@@ -147,6 +147,14 @@ func TestAddonsWithShippedRBAC(t *testing.T) {
 	assert.False(t, allowed(secret("watch", approve.SignerCANamespace, "")), "no Secret watched")
 	assert.False(t, allowed(secret("get", "kube-system", "")), "no Secret elsewhere")
 	assert.False(t, allowed(secret("create", "kube-system", "")), "no Secret created elsewhere")
+	webhooks := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: verb, Name: name}
+	}
+	for _, verb := range []string{"update", "patch", "delete"} {
+		assert.True(t, allowed(webhooks(verb, hub.WebhookConfigurationName)), "%s its own webhook configuration", verb)
+		assert.False(t, allowed(webhooks(verb, "gatekeeper-validating-webhook-configuration")), "%s another product's webhook configuration", verb)
+	}
+	assert.False(t, allowed(webhooks("deletecollection", "")), "no webhook configurations removed wholesale")
 }
 
 func conditionTrue(conds []metav1.Condition, t string) bool {

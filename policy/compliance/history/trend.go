@@ -169,19 +169,17 @@ func BuildTrend(in TrendInput) *Trend {
 				}
 				for k := range moving {
 					clear(worst)
+					var still compliance.State // the worst of the policies without events here
 					for _, p := range c.Policies {
 						pc := PolicyCluster{p, k}
 						if tl, ok := changed[pc]; ok {
 							tl.worsen(worst, times)
 							continue
 						}
-						s := in.Current.Of(pc)
-						for i := range worst {
-							worst[i] = worse(worst[i], s)
-						}
+						still = worse(still, in.Current.Of(pc))
 					}
 					for i, w := range worst {
-						if w != "" {
+						if w = worse(w, still); w != "" {
 							addState(&ct.Points[i].Counts, w)
 						}
 					}
@@ -244,37 +242,46 @@ func worse(a, b compliance.State) compliance.State {
 
 // timeline is a policy's templates' states on one cluster over the window.
 type timeline struct {
-	templates map[string]*templateLine
+	templates []templateLine // a few: found by name
 }
 
 type templateLine struct {
+	name    string
 	initial compliance.State // before the window ("" when none)
-	events  []Event          // in the window, oldest first
+	changes []change         // in the window, oldest first
+}
+
+// change is a template's state from a time on.
+type change struct {
+	at    time.Time
+	state compliance.State
+}
+
+func (tl *timeline) line(template string) *templateLine {
+	for i := range tl.templates {
+		if tl.templates[i].name == template {
+			return &tl.templates[i]
+		}
+	}
+	tl.templates = append(tl.templates, templateLine{name: template})
+	return &tl.templates[len(tl.templates)-1]
 }
 
 func timelines(window, before []Event) map[PolicyCluster]*timeline {
-	out := map[PolicyCluster]*timeline{}
-	line := func(e Event) *templateLine {
+	out := make(map[PolicyCluster]*timeline, len(before))
+	for _, e := range window {
 		pc := PolicyCluster{e.Policy, e.Cluster}
 		tl := out[pc]
 		if tl == nil {
-			tl = &timeline{templates: map[string]*templateLine{}}
+			tl = &timeline{}
 			out[pc] = tl
 		}
-		l := tl.templates[e.Template]
-		if l == nil {
-			l = &templateLine{}
-			tl.templates[e.Template] = l
-		}
-		return l
-	}
-	for _, e := range window {
-		l := line(e)
-		l.events = append(l.events, e)
+		l := tl.line(e.Template)
+		l.changes = append(l.changes, change{e.Time, e.State})
 	}
 	for _, e := range before {
 		if tl := out[PolicyCluster{e.Policy, e.Cluster}]; tl != nil {
-			line(e).initial = e.State
+			tl.line(e.Template).initial = e.State
 		}
 	}
 	return out
@@ -285,14 +292,14 @@ func timelines(window, before []Event) map[PolicyCluster]*timeline {
 // state yet). times ascend.
 func (tl *timeline) worsen(worst []compliance.State, times []time.Time) {
 	for _, l := range tl.templates {
-		j := 0 // events at or before the current time
+		j := 0 // changes at or before the current time
 		for i, t := range times {
-			for j < len(l.events) && !l.events[j].Time.After(t) {
+			for j < len(l.changes) && !l.changes[j].at.After(t) {
 				j++
 			}
 			s := l.initial
 			if j > 0 {
-				s = l.events[j-1].State
+				s = l.changes[j-1].state
 			}
 			worst[i] = worse(worst[i], s)
 		}

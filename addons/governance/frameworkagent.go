@@ -39,7 +39,9 @@ import (
 //     are not met is not created and reports Pending;
 //   - status sync: writes the replica's status (details with the compliance
 //     events as history, newest first, at most MaxHistory; compliant) on the
-//     copy and on the hub replica.
+//     copy and on the hub replica, and forwards every compliance event to
+//     the hub as an event on the replica (HubEvents), so that the hub's
+//     history misses none however many come between two of its looks.
 //
 // Everything is driven by watches on both sides.
 func RunFrameworkAgent(ctx context.Context, o AgentOptions) error {
@@ -63,6 +65,9 @@ type syncer struct {
 	// lagging: since when a policy's template state has been ahead of its
 	// compliance events (worker only).
 	lagging map[string]time.Time
+	// forwarded: per policy, the names of the hub events already forwarded
+	// that the managed cluster still holds (worker only).
+	forwarded map[string]map[string]bool
 }
 
 // maxEventLag is how long status sync waits for the compliance event that
@@ -97,7 +102,8 @@ func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) erro
 	}
 	y := &syncer{o: o, ns: ns, hub: hub, spoke: spoke, hubC: hubC, spokeC: spokeC, dyn: dyn,
 		gkInformers: map[schema.GroupVersionResource]toolscache.SharedIndexInformer{}, lagging: map[string]time.Time{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		forwarded: map[string]map[string]bool{},
+		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	defer y.queue.ShutDown()
 
 	handler := func(keys func(obj any) []string) toolscache.ResourceEventHandler {
@@ -230,6 +236,7 @@ func (y *syncer) sync(ctx context.Context, name string) error {
 
 // remove deletes the copy of a replica that is gone from the hub, and its templates.
 func (y *syncer) remove(ctx context.Context, name string) error {
+	delete(y.forwarded, name)
 	var local policyv1.Policy
 	err := y.spokeC.Get(ctx, client.ObjectKey{Namespace: y.ns, Name: name}, &local)
 	if err == nil {
@@ -500,6 +507,7 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 	if err := y.spokeC.List(ctx, &l, client.InNamespace(y.ns)); err != nil {
 		return err
 	}
+	fwdErr := y.forward(ctx, rep, HubEvents(y.ns, rep, states, l.Items))
 	compliant, details := Status(y.ns, local.Name, states, l.Items)
 	if t := Lagging(states, details); t != "" {
 		// The engine wrote the template's status; its event follows (and
@@ -512,7 +520,7 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 		}
 		if time.Since(since) < maxEventLag {
 			y.queue.AddAfter(local.Name, time.Second)
-			return nil
+			return fwdErr
 		}
 		y.o.Log.Info("writing a status whose history lags its template's state", "policy", local.Name, "template", t)
 	}
@@ -532,5 +540,24 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 			return fmt.Errorf("write the status of replica %s/%s on the hub: %w", y.ns, rep.Name, err)
 		}
 	}
+	return fwdErr
+}
+
+// forward creates on the hub the compliance events not forwarded yet; one
+// that exists already (an agent restart) counts as forwarded.
+func (y *syncer) forward(ctx context.Context, rep *policyv1.Policy, events []corev1.Event) error {
+	done := y.forwarded[rep.Name]
+	now := make(map[string]bool, len(events))
+	for i := range events {
+		e := &events[i]
+		if !done[e.Name] {
+			if err := y.hub.Create(ctx, e); err != nil && !apierrors.IsAlreadyExists(err) {
+				y.forwarded[rep.Name] = now
+				return fmt.Errorf("forward compliance event %s to the hub: %w", e.Name, err)
+			}
+		}
+		now[e.Name] = true
+	}
+	y.forwarded[rep.Name] = now
 	return nil
 }

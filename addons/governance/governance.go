@@ -41,10 +41,12 @@ const (
 )
 
 // FrameworkHubRules are the framework agent's hub rights, in its cluster
-// namespace only: read the replicas, write their status.
+// namespace only: read the replicas, write their status, and create the
+// compliance events it forwards (HubEvents) for the hub's history.
 var FrameworkHubRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{policyv1.GroupName}, Resources: []string{"policies/status"}, Verbs: []string{"get", "update", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
 	// The cluster's key for the values hub templates protect.
 	{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{hubtemplate.KeySecret}, Verbs: []string{"get"}},
 }

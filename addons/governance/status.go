@@ -2,6 +2,7 @@ package governance
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 
@@ -170,4 +171,46 @@ func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) 
 		}
 	}
 	return ""
+}
+
+// HistoryLabel marks the compliance events the framework agent forwards to
+// the hub (value "true"), so that the hub's history recorder watches only them.
+const HistoryLabel = "flotilla.dev/compliance-history"
+
+// HubEvents are the compliance events of the replica's templates on the
+// managed cluster (all of them, not only the MaxHistory newest the status
+// keeps), as the framework agent forwards them to the hub: on the hub replica
+// rep, in its cluster namespace, labelled HistoryLabel, at the time the
+// replica's history shows (whole seconds). An event's name is a digest of its
+// template, time and message, so forwarding the same event again (an agent
+// restart) names the same hub event.
+func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState, events []corev1.Event) []corev1.Event {
+	reasons := map[string]bool{}
+	for _, t := range templates {
+		reasons[EventReason(namespace, t.Name)] = true
+	}
+	var out []corev1.Event
+	for _, e := range events {
+		if e.InvolvedObject.Kind != "Policy" || e.InvolvedObject.Name != rep.Name || e.Namespace != namespace || !reasons[e.Reason] {
+			continue
+		}
+		at := metav1.Unix(eventTime(e).Unix(), 0)
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%d\x00%s", e.Reason, at.Unix(), e.Message)
+		typ := corev1.EventTypeWarning
+		if EventState(e.Message) == policyv1.Compliant {
+			typ = corev1.EventTypeNormal
+		}
+		out = append(out, corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%016x", rep.Name, h.Sum64()), Namespace: rep.Namespace,
+				Labels: map[string]string{HistoryLabel: "true"}},
+			InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy",
+				Namespace: rep.Namespace, Name: rep.Name, UID: rep.UID},
+			Reason: e.Reason, Message: e.Message, Type: typ,
+			Source:         corev1.EventSource{Component: FrameworkName},
+			FirstTimestamp: at, LastTimestamp: at, Count: 1, ReportingController: FrameworkName,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -161,7 +161,7 @@ func Build(in Input, f Filter) *Report {
 			continue
 		}
 		name := p.Namespace + "/" + p.Name
-		var cells []Cell
+		cells := make([]Cell, 0, len(p.Status.Status))
 		for _, s := range p.Status.Status {
 			if s == nil || s.ClusterName == "" || !keepCluster(s.ClusterName) {
 				continue

@@ -20,4 +20,24 @@ var migrations = []string{
 	// 2: the newest events of a policy on a cluster before a time (trends and
 	// "what changed since" look back from the start of their window).
 	`CREATE INDEX compliance_events_policy_cluster ON compliance_events (policy, cluster, time_us);`,
+	// 3: the series (one row per policy, template and cluster that has
+	// events), so that a window read finds every template of a pair without
+	// scanning the pair's events. Record keeps it; Prune never empties a
+	// series (it keeps the newest event of each).
+	`CREATE TABLE compliance_series (
+		policy   TEXT NOT NULL,
+		cluster  TEXT NOT NULL,
+		template TEXT NOT NULL,
+		PRIMARY KEY (policy, cluster, template)
+	);
+	INSERT INTO compliance_series (policy, cluster, template) SELECT DISTINCT policy, cluster, template FROM compliance_events;`,
+	// 4: a count of the writes that changed the events (Record adding any,
+	// Prune deleting any), bumped in the same transaction, so that a store
+	// keeping the last window in memory knows whether another process wrote
+	// since (cache.go).
+	`CREATE TABLE compliance_writes (
+		id INTEGER PRIMARY KEY,
+		n  BIGINT NOT NULL
+	);
+	INSERT INTO compliance_writes (id, n) VALUES (1, 0);`,
 }

@@ -87,28 +87,9 @@ func Remediations(ctx context.Context, s Store, q Query) ([]Remediation, error) 
 // series they belong to, so that the first event after Since counts as a
 // change only when it differs from the state before.
 func ChangedSince(ctx context.Context, s Store, q Query) ([]Transition, error) {
-	window, err := s.Events(ctx, q)
+	window, priors, _, err := readWindow(ctx, s, q, nil)
 	if err != nil {
 		return nil, err
 	}
-	before, err := s.Latest(ctx, q.Since, pairsOf(window))
-	if err != nil {
-		return nil, err
-	}
-	return transitionsFrom(window, before), nil
-}
-
-// pairsOf lists the distinct (policy, cluster) pairs of events, in order of
-// first appearance.
-func pairsOf(events []Event) []PolicyCluster {
-	seen := map[PolicyCluster]bool{}
-	var out []PolicyCluster
-	for _, e := range events {
-		p := PolicyCluster{e.Policy, e.Cluster}
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
-		}
-	}
-	return out
+	return transitionsFrom(window, priorEvents(priors)), nil
 }

@@ -17,15 +17,27 @@ type sqlStore struct {
 	db     *sql.DB
 	rebind func(string) string
 	name   string // for errors: "sqlite /path/to/file"
-	// readOnlyTx marks read transactions read-only (PostgreSQL; SQLite's
-	// driver refuses the option).
+	// readOnlyTx marks read transactions read-only and repeatable read, so
+	// that every query of one sees the same database (PostgreSQL; SQLite's
+	// driver refuses the options, and its read transactions see one
+	// snapshot).
 	readOnlyTx bool
 	// migrationLock, when set, is run first in each migration's transaction
 	// so that concurrent hubs apply a migration once (PostgreSQL).
 	migrationLock string
+	// cache is the last window read, kept current from Record (cache.go).
+	cache windowCache
 }
 
 var _ Store = (*sqlStore)(nil)
+
+// readTx is the options of a read transaction.
+func (s *sqlStore) readTx() *sql.TxOptions {
+	if !s.readOnlyTx {
+		return nil
+	}
+	return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+}
 
 // migrate creates schema_migrations and applies the migrations not yet
 // recorded there, each in its own transaction.
@@ -107,9 +119,10 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		return 0, fmt.Errorf("%s: record: %w", s.name, err)
 	}
 	defer stmt.Close()
-	added := 0
+	var added []Event
 	for _, e := range events {
-		res, err := stmt.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro())
+		us := e.Time.UTC().UnixMicro()
+		res, err := stmt.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, us)
 		if err != nil {
 			return 0, fmt.Errorf("%s: record %s/%s on %s: %w", s.name, e.Policy, e.Template, e.Cluster, err)
 		}
@@ -117,16 +130,59 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: record: %w", s.name, err)
 		}
-		added += int(n)
+		if n > 0 {
+			e.Time = time.UnixMicro(us).UTC() // as read back
+			added = append(added, e)
+		}
+	}
+	series, err := tx.PrepareContext(ctx, s.rebind(`INSERT INTO compliance_series (policy, cluster, template) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`))
+	if err != nil {
+		return 0, fmt.Errorf("%s: record: %w", s.name, err)
+	}
+	defer series.Close()
+	seen := map[Key]bool{}
+	for _, e := range events {
+		if k := e.Key(); !seen[k] {
+			seen[k] = true
+			if _, err := series.ExecContext(ctx, k.Policy, k.Cluster, k.Template); err != nil {
+				return 0, fmt.Errorf("%s: record the series %s/%s on %s: %w", s.name, k.Policy, k.Template, k.Cluster, err)
+			}
+		}
+	}
+	var writes int64
+	if len(added) > 0 {
+		if writes, err = s.bumpWrites(ctx, tx); err != nil {
+			return 0, err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("%s: record: %w", s.name, err)
 	}
-	return added, nil
+	if len(added) > 0 {
+		s.cache.recorded(added, writes)
+	}
+	return len(added), nil
+}
+
+// bumpWrites counts a write that changed the events in compliance_writes
+// and returns the new count. On PostgreSQL the row's lock also orders the
+// writers: a transaction that bumped it commits before the next can.
+func (s *sqlStore) bumpWrites(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var n int64
+	if err := tx.QueryRowContext(ctx, `UPDATE compliance_writes SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: count the write: %w", s.name, err)
+	}
+	return n, nil
 }
 
 // Events reads the selected events, oldest first.
 func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
+	where, args := q.where()
+	return s.readEvents(ctx, s.db, where, args)
+}
+
+// where is the query's WHERE clause ("" for everything) and its arguments.
+func (q Query) where() (string, []any) {
 	var where []string
 	var args []any
 	for _, c := range []struct{ col, val string }{{"policy", q.Policy}, {"template", q.Template}, {"cluster", q.Cluster}} {
@@ -139,31 +195,53 @@ func (s *sqlStore) Events(ctx context.Context, q Query) ([]Event, error) {
 		where = append(where, "time_us >= ?")
 		args = append(args, q.Since.UTC().UnixMicro())
 	}
-	query := `SELECT policy, template, cluster, state, message, time_us FROM compliance_events`
-	if len(where) > 0 {
-		query += " WHERE " + strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return "", nil
 	}
-	query += " ORDER BY time_us, policy, template, cluster, state, message"
-	rows, err := s.db.QueryContext(ctx, s.rebind(query), args...)
+	return " WHERE " + strings.Join(where, " AND "), args
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *sqlStore) readEvents(ctx context.Context, db querier, where string, args []any) ([]Event, error) {
+	query := `SELECT policy, template, cluster, state, message, time_us FROM compliance_events` + where +
+		" ORDER BY time_us, policy, template, cluster, state, message"
+	rows, err := db.QueryContext(ctx, s.rebind(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 	}
 	defer rows.Close()
 	var out []Event
+	in := interner{}
+	var policy, template, cluster, state, message sql.RawBytes
 	for rows.Next() {
-		var e Event
-		var state string
 		var us int64
-		if err := rows.Scan(&e.Policy, &e.Template, &e.Cluster, &state, &e.Message, &us); err != nil {
+		if err := rows.Scan(&policy, &template, &cluster, &state, &message, &us); err != nil {
 			return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 		}
-		e.State, e.Time = compliance.State(state), time.UnixMicro(us).UTC()
-		out = append(out, e)
+		out = append(out, Event{Policy: in.get(policy), Template: in.get(template), Cluster: in.get(cluster),
+			State: compliance.State(in.get(state)), Message: in.get(message), Time: time.UnixMicro(us).UTC()})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: read events: %w", s.name, err)
 	}
 	return out, nil
+}
+
+// interner shares one string per distinct value read: a window's events
+// repeat the same few policies, clusters, states and messages.
+type interner map[string]string
+
+func (in interner) get(b []byte) string {
+	if s, ok := in[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	s := string(b)
+	in[s] = s
+	return s
 }
 
 func (s *sqlStore) Close() error { return s.db.Close() }
@@ -174,7 +252,7 @@ func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyC
 	if len(pairs) == 0 {
 		return nil, nil
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.readOnlyTx})
+	tx, err := s.db.BeginTx(ctx, s.readTx())
 	if err != nil {
 		return nil, fmt.Errorf("%s: read latest events: %w", s.name, err)
 	}
@@ -222,7 +300,12 @@ func (s *sqlStore) Latest(ctx context.Context, before time.Time, pairs []PolicyC
 // Prune deletes the events older than before that are not the newest of their
 // series.
 func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, s.rebind(`DELETE FROM compliance_events WHERE time_us < ? AND time_us < (
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, s.rebind(`DELETE FROM compliance_events WHERE time_us < ? AND time_us < (
 		SELECT MAX(n.time_us) FROM compliance_events n
 		WHERE n.policy = compliance_events.policy AND n.template = compliance_events.template AND n.cluster = compliance_events.cluster)`),
 		before.UTC().UnixMicro())
@@ -232,6 +315,17 @@ func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	if n > 0 {
+		if _, err := s.bumpWrites(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("%s: prune: %w", s.name, err)
+	}
+	if n > 0 {
+		s.cache.invalidate()
 	}
 	return int(n), nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
 )
@@ -48,12 +50,39 @@ type Store interface {
 	// Latest returns, for each pair, the newest event before the given time
 	// of every template of that policy on that cluster, in no set order.
 	Latest(ctx context.Context, before time.Time, pairs []PolicyCluster) ([]Event, error)
+	// Window returns, read together, the events the query selects (which
+	// must set Since) and the newest events before Since of the series of
+	// every policy x cluster pair among them. It answers what Events and
+	// Latest answer in a constant number of queries.
+	Window(ctx context.Context, q Query) (Window, error)
 	// Prune deletes the events older than before, except the newest event of
 	// each series (so the state a series was in stays known); it returns how
 	// many it deleted.
 	Prune(ctx context.Context, before time.Time) (int, error)
 	// Close releases the database.
 	Close() error
+}
+
+// Window is a window of events and what came just before it.
+type Window struct {
+	// Events are the events from the query's Since on, oldest first (as Events).
+	Events []Event
+	// Before holds, for every policy x cluster pair among Events, the newest
+	// event before Since of each template of that pair: one per series (of
+	// events at the same time, the last in Events' order), in no set order.
+	Before []Prior
+	// Incremental is set when the window came from the store's window cache,
+	// brought up to date with what was recorded since the previous read,
+	// rather than read whole. The result is the same either way.
+	Incremental bool
+}
+
+// Prior is the newest event of a series before a window.
+type Prior struct {
+	Event
+	// NonCompliantSince is set when the event is NonCompliant: when its
+	// series last became NonCompliant (its last transition to NonCompliant).
+	NonCompliantSince time.Time
 }
 
 // PolicyCluster is a root policy ("namespace/name") on one cluster.
@@ -139,4 +168,48 @@ func Retained(events []Event, cutoff time.Time) []Event {
 		}
 	}
 	return out
+}
+
+// FromHubEvent turns a compliance event a managed cluster's framework agent
+// forwarded to the hub into a history event, the same one its replica's
+// history yields (so that both sources record one row). Identity comes from
+// where the event is, never from what it says: the cluster is its replica's,
+// the replica must be the Policy the event involves in the event's own
+// namespace (a cluster namespace the agent is confined to), and the reason
+// must name that namespace. replica is that Policy, nil when it does not
+// exist.
+func FromHubEvent(e *corev1.Event, replica *policyv1.Policy) (Event, error) {
+	where := fmt.Sprintf("event %s/%s", e.Namespace, e.Name)
+	ref := e.InvolvedObject
+	if ref.Kind != "Policy" || ref.Namespace != e.Namespace || ref.Name == "" {
+		return Event{}, fmt.Errorf("%s: involves %s %s/%s, not a Policy in its own namespace", where, ref.Kind, ref.Namespace, ref.Name)
+	}
+	if replica == nil || replica.Namespace != e.Namespace || replica.Name != ref.Name {
+		return Event{}, fmt.Errorf("%s: no replica %s in namespace %s", where, ref.Name, e.Namespace)
+	}
+	rootRef := replica.Labels[policyv1.RootPolicyLabel]
+	ns, name, ok := strings.Cut(rootRef, ".")
+	if !ok {
+		return Event{}, fmt.Errorf("%s: policy %s/%s is not a replica (label %s is %q)", where, replica.Namespace, replica.Name, policyv1.RootPolicyLabel, rootRef)
+	}
+	template, ok := strings.CutPrefix(e.Reason, "policy: "+e.Namespace+"/")
+	if !ok || template == "" {
+		return Event{}, fmt.Errorf("%s: reason %q is not \"policy: %s/<template>\"", where, e.Reason, e.Namespace)
+	}
+	cluster := replica.Labels[policyv1.ClusterNameLabel]
+	if cluster == "" {
+		cluster = replica.Namespace
+	}
+	at := e.LastTimestamp.Time
+	if at.IsZero() {
+		at = e.EventTime.Time
+	}
+	if at.IsZero() {
+		at = e.FirstTimestamp.Time
+	}
+	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at.UTC()}
+	if err := out.Validate(); err != nil {
+		return Event{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return out, nil
 }

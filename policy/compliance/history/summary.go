@@ -25,6 +25,9 @@ type Summary struct {
 	// became NonCompliant (omitted when it did not in the window).
 	Clusters []ClusterChange `json:"clusters"`
 	Trend    *Trend          `json:"trend,omitempty"`
+	// Incremental is set when the store answered from its window cache
+	// (Window.Incremental); not part of the schema.
+	Incremental bool `json:"-"`
 }
 
 // ClusterChange is one cluster's activity in the window.
@@ -41,7 +44,8 @@ type ClusterChange struct {
 // Summarize reads the window from q.Since on (narrowed by q's policy,
 // template and cluster) and answers the questions. keep, when set, keeps only
 // the policies it accepts ("namespace/name"). The cost is the window's events
-// plus one lookup per series that changed.
+// plus the newest event before it of each series that changed, read in
+// a constant number of queries.
 func Summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, error) {
 	sum, _, _, err := summarize(ctx, s, q, keep)
 	return sum, err
@@ -59,19 +63,13 @@ func SummarizeWithTrend(ctx context.Context, s Store, q Query, keep func(policy 
 }
 
 func summarize(ctx context.Context, s Store, q Query, keep func(policy string) bool) (*Summary, []Event, []Event, error) {
-	window, err := s.Events(ctx, q)
+	window, priors, incremental, err := readWindow(ctx, s, q, keep)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	window = keepPolicies(window, keep)
-	before, err := s.Latest(ctx, q.Since, pairsOf(window))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before)}
-	if sum.Remediations, err = remediated(ctx, s, sum.Changes, q.Since); err != nil {
-		return nil, nil, nil, err
-	}
+	before := priorEvents(priors)
+	sum := &Summary{Since: q.Since, Changes: transitionsFrom(window, before), Incremental: incremental}
+	sum.Remediations = remediated(sum.Changes, priors)
 	var total time.Duration
 	for _, r := range sum.Remediations {
 		total += r.Duration
@@ -115,11 +113,11 @@ func summarize(ctx context.Context, s Store, q Query, keep func(policy string) b
 // transitionsFrom keeps the window's events that change their series' state,
 // the state before the window coming from before.
 func transitionsFrom(window, before []Event) []Transition {
-	last := map[Key]compliance.State{}
+	last := make(map[Key]compliance.State, len(before)+len(window)/4)
 	for _, e := range before {
 		last[e.Key()] = e.State
 	}
-	var out []Transition
+	out := make([]Transition, 0, len(window))
 	for _, e := range window {
 		prev, seen := last[e.Key()]
 		if !seen || prev != e.State {
@@ -131,9 +129,15 @@ func transitionsFrom(window, before []Event) []Transition {
 }
 
 // remediated pairs each NonCompliant -> Compliant change with the change to
-// NonCompliant that opened it: in the window when there is one, else found by
-// reading that one series.
-func remediated(ctx context.Context, s Store, changes []Transition, since time.Time) ([]Remediation, error) {
+// NonCompliant that opened it: in the window when there is one, else the
+// series' last change to NonCompliant before the window (from its prior).
+func remediated(changes []Transition, priors []Prior) []Remediation {
+	openedBefore := make(map[Key]time.Time, len(priors)/4)
+	for _, p := range priors {
+		if !p.NonCompliantSince.IsZero() {
+			openedBefore[p.Key()] = p.NonCompliantSince
+		}
+	}
 	open := map[Key]time.Time{}
 	var out []Remediation
 	for _, t := range changes {
@@ -143,16 +147,7 @@ func remediated(ctx context.Context, s Store, changes []Transition, since time.T
 		case t.State == compliance.Compliant && t.From == compliance.NonCompliant:
 			start, ok := open[t.Key()]
 			if !ok {
-				k := t.Key()
-				series, err := s.Events(ctx, Query{Policy: k.Policy, Template: k.Template, Cluster: k.Cluster})
-				if err != nil {
-					return nil, err
-				}
-				for _, st := range Transitions(series) {
-					if st.Time.Before(since) && st.State == compliance.NonCompliant {
-						start, ok = st.Time, true
-					}
-				}
+				start, ok = openedBefore[t.Key()]
 			}
 			delete(open, t.Key())
 			if ok {
@@ -160,5 +155,37 @@ func remediated(ctx context.Context, s Store, changes []Transition, since time.T
 			}
 		}
 	}
-	return out, nil
+	return out
+}
+
+// readWindow reads the window q selects, keeps the policies keep accepts
+// (all when keep is nil) and the priors of the pairs kept.
+func readWindow(ctx context.Context, s Store, q Query, keep func(policy string) bool) ([]Event, []Prior, bool, error) {
+	w, err := s.Window(ctx, q)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if keep == nil {
+		return w.Events, w.Before, w.Incremental, nil
+	}
+	window := keepPolicies(w.Events, keep)
+	pairs := map[PolicyCluster]bool{}
+	for _, e := range window {
+		pairs[PolicyCluster{e.Policy, e.Cluster}] = true
+	}
+	var priors []Prior
+	for _, p := range w.Before {
+		if pairs[PolicyCluster{p.Policy, p.Cluster}] {
+			priors = append(priors, p)
+		}
+	}
+	return window, priors, w.Incremental, nil
+}
+
+func priorEvents(priors []Prior) []Event {
+	out := make([]Event, len(priors))
+	for i, p := range priors {
+		out[i] = p.Event
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
@@ -39,7 +38,7 @@ type TrendInput struct {
 	// the trend's.
 	Report *compliance.Report
 	// Current is each root policy's state on each cluster now (CurrentStates).
-	Current map[PolicyCluster]compliance.State
+	Current *States
 	// Window holds the events from From on, oldest first.
 	Window []Event
 	// Before holds the newest event before From of every template of the
@@ -50,20 +49,56 @@ type TrendInput struct {
 	Steps int
 }
 
+// States is each root policy's state on each cluster: a row of states per
+// policy, indexed by cluster (a few bytes per cell, not a map entry).
+type States struct {
+	cluster map[string]int
+	policy  map[string][]compliance.State
+}
+
+// Of is the policy's state on the cluster, "" when it has none.
+func (s *States) Of(pc PolicyCluster) compliance.State {
+	if s == nil {
+		return ""
+	}
+	i, ok := s.cluster[pc.Cluster]
+	row := s.policy[pc.Policy]
+	if !ok || row == nil {
+		return ""
+	}
+	return row[i]
+}
+
 // CurrentStates reads each root policy's state on each cluster from the
 // roots' status.
-func CurrentStates(in compliance.Input) map[PolicyCluster]compliance.State {
-	out := map[PolicyCluster]compliance.State{}
+func CurrentStates(in compliance.Input) *States {
+	s := &States{cluster: map[string]int{}, policy: make(map[string][]compliance.State, len(in.Roots))}
 	for i := range in.Roots {
-		p := &in.Roots[i]
-		for _, s := range p.Status.Status {
-			if s == nil || s.ClusterName == "" {
-				continue
+		for _, st := range in.Roots[i].Status.Status {
+			if st != nil && st.ClusterName != "" {
+				if _, ok := s.cluster[st.ClusterName]; !ok {
+					s.cluster[st.ClusterName] = len(s.cluster)
+				}
 			}
-			out[PolicyCluster{p.Namespace + "/" + p.Name, s.ClusterName}] = stateOfCompliance(s.ComplianceState)
 		}
 	}
-	return out
+	for i := range in.Roots {
+		p := &in.Roots[i]
+		var row []compliance.State
+		for _, st := range p.Status.Status {
+			if st == nil || st.ClusterName == "" {
+				continue
+			}
+			if row == nil {
+				row = make([]compliance.State, len(s.cluster))
+			}
+			row[s.cluster[st.ClusterName]] = stateOfCompliance(st.ComplianceState)
+		}
+		if row != nil {
+			s.policy[p.Namespace+"/"+p.Name] = row
+		}
+	}
+	return s
 }
 
 func stateOfCompliance(s policyv1.ComplianceState) compliance.State {
@@ -113,6 +148,7 @@ func BuildTrend(in TrendInput) *Trend {
 	}
 
 	t := &Trend{From: in.From, To: to, Total: newPoints(times)}
+	worst := make([]compliance.State, len(times)) // a cluster's state at each time
 	for _, s := range r.Standards {
 		for _, f := range s.Families {
 			for _, c := range f.Controls {
@@ -132,18 +168,19 @@ func BuildTrend(in TrendInput) *Trend {
 					}
 				}
 				for k := range moving {
-					for i, at := range times {
-						var worst compliance.State
-						for _, p := range c.Policies {
-							pc := PolicyCluster{p, k}
-							s := in.Current[pc]
-							if tl, ok := changed[pc]; ok {
-								s = tl.at(at)
-							}
-							worst = worse(worst, s)
+					clear(worst)
+					var still compliance.State // the worst of the policies without events here
+					for _, p := range c.Policies {
+						pc := PolicyCluster{p, k}
+						if tl, ok := changed[pc]; ok {
+							tl.worsen(worst, times)
+							continue
 						}
-						if worst != "" {
-							addState(&ct.Points[i].Counts, worst)
+						still = worse(still, in.Current.Of(pc))
+					}
+					for i, w := range worst {
+						if w = worse(w, still); w != "" {
+							addState(&ct.Points[i].Counts, w)
 						}
 					}
 				}
@@ -205,70 +242,79 @@ func worse(a, b compliance.State) compliance.State {
 
 // timeline is a policy's templates' states on one cluster over the window.
 type timeline struct {
-	templates map[string]*templateLine
+	templates []templateLine // a few: found by name
 }
 
 type templateLine struct {
+	name    string
 	initial compliance.State // before the window ("" when none)
-	events  []Event          // in the window, oldest first
+	changes []change         // in the window, oldest first
+}
+
+// change is a template's state from a time on.
+type change struct {
+	at    time.Time
+	state compliance.State
+}
+
+func (tl *timeline) line(template string) *templateLine {
+	for i := range tl.templates {
+		if tl.templates[i].name == template {
+			return &tl.templates[i]
+		}
+	}
+	tl.templates = append(tl.templates, templateLine{name: template})
+	return &tl.templates[len(tl.templates)-1]
 }
 
 func timelines(window, before []Event) map[PolicyCluster]*timeline {
-	out := map[PolicyCluster]*timeline{}
-	line := func(e Event) *templateLine {
+	out := make(map[PolicyCluster]*timeline, len(before))
+	for _, e := range window {
 		pc := PolicyCluster{e.Policy, e.Cluster}
 		tl := out[pc]
 		if tl == nil {
-			tl = &timeline{templates: map[string]*templateLine{}}
+			tl = &timeline{}
 			out[pc] = tl
 		}
-		l := tl.templates[e.Template]
-		if l == nil {
-			l = &templateLine{}
-			tl.templates[e.Template] = l
-		}
-		return l
-	}
-	for _, e := range window {
-		l := line(e)
-		l.events = append(l.events, e)
+		l := tl.line(e.Template)
+		l.changes = append(l.changes, change{e.Time, e.State})
 	}
 	for _, e := range before {
 		if tl := out[PolicyCluster{e.Policy, e.Cluster}]; tl != nil {
-			line(e).initial = e.State
+			tl.line(e.Template).initial = e.State
 		}
 	}
 	return out
 }
 
-// at is the worst state of the templates at t; "" when none had a state yet.
-func (tl *timeline) at(t time.Time) compliance.State {
-	var worst compliance.State
+// worsen makes worst[i] the worse of itself and the policy's state at
+// times[i] (the worst state of its templates then; "" for a template with no
+// state yet). times ascend.
+func (tl *timeline) worsen(worst []compliance.State, times []time.Time) {
 	for _, l := range tl.templates {
-		s := l.initial
-		i := sort.Search(len(l.events), func(i int) bool { return l.events[i].Time.After(t) })
-		if i > 0 {
-			s = l.events[i-1].State
+		j := 0 // changes at or before the current time
+		for i, t := range times {
+			for j < len(l.changes) && !l.changes[j].at.After(t) {
+				j++
+			}
+			s := l.initial
+			if j > 0 {
+				s = l.changes[j-1].state
+			}
+			worst[i] = worse(worst[i], s)
 		}
-		worst = worse(worst, s)
 	}
-	return worst
 }
 
 // LoadTrend reads the window's events from the store and builds the trend of
 // the report from `from` to the report's time. keep, when set, keeps only the
 // events of the policies it accepts ("namespace/name").
 func LoadTrend(ctx context.Context, s Store, r *compliance.Report, in compliance.Input, from time.Time, steps int, keep func(policy string) bool) (*Trend, error) {
-	window, err := s.Events(ctx, Query{Since: from})
+	window, priors, _, err := readWindow(ctx, s, Query{Since: from}, keep)
 	if err != nil {
 		return nil, err
 	}
-	window = keepPolicies(window, keep)
-	before, err := s.Latest(ctx, from, pairsOf(window))
-	if err != nil {
-		return nil, err
-	}
-	return BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: before, From: from, Steps: steps}), nil
+	return BuildTrend(TrendInput{Report: r, Current: CurrentStates(in), Window: window, Before: priorEvents(priors), From: from, Steps: steps}), nil
 }
 
 func keepPolicies(events []Event, keep func(string) bool) []Event {

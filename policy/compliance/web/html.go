@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"html/template"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +40,7 @@ const (
 // with, when doc has a history, a section of trend lines and changes.
 func WriteHTML(w io.Writer, doc *Document) error {
 	var page bytes.Buffer
+	page.Grow(pageSize(doc.Report))
 	if err := compliance.WriteHTML(&page, doc.Report); err != nil {
 		return err
 	}
@@ -52,15 +52,33 @@ func WriteHTML(w io.Writer, doc *Document) error {
 	if err := WriteHistorySection(&section, doc.History); err != nil {
 		return err
 	}
-	html := page.String()
-	at := strings.Index(html, insertBefore)
+	html := page.Bytes()
+	at := bytes.Index(html, []byte(insertBefore))
 	if at < 0 {
-		if at = strings.LastIndex(html, bodyEnd); at < 0 {
+		if at = bytes.LastIndex(html, []byte(bodyEnd)); at < 0 {
 			at = len(html)
 		}
 	}
-	_, err := io.WriteString(w, html[:at]+section.String()+html[at:])
-	return err
+	for _, part := range [][]byte{html[:at], section.Bytes(), html[at:]} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageSize estimates the report page's size: about 160 bytes per heat-map
+// cell and drill-down entry, plus the rest.
+func pageSize(r *compliance.Report) int {
+	n := 64 << 10
+	for _, s := range r.Standards {
+		for _, f := range s.Families {
+			for _, c := range f.Controls {
+				n += 160 * len(c.Clusters)
+			}
+		}
+	}
+	return n
 }
 
 // WriteHistorySection writes the history's HTML section alone: the fleet's
@@ -114,23 +132,27 @@ type familyTrend struct {
 
 func newHistoryView(s *history.Summary) historyView {
 	v := historyView{Summary: s}
-	changes := append([]history.Transition(nil), s.Changes...)
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Time.After(changes[j].Time) })
-	if len(changes) > maxChanges {
-		v.MoreChanges, changes = len(changes)-maxChanges, changes[:maxChanges]
-	}
-	v.Changes = changes
-	rems := append([]history.Remediation(nil), s.Remediations...)
-	sort.SliceStable(rems, func(i, j int) bool { return rems[i].CompliantAt.After(rems[j].CompliantAt) })
-	if len(rems) > maxRemediations {
-		v.MoreRems, rems = len(rems)-maxRemediations, rems[:maxRemediations]
-	}
-	v.Rems = rems
+	// Changes are oldest first and remediations in the order they ended
+	// (Summarize): the newest are the last ones.
+	v.Changes = newestFirst(s.Changes, maxChanges)
+	v.MoreChanges = len(s.Changes) - len(v.Changes)
+	v.Rems = newestFirst(s.Remediations, maxRemediations)
+	v.MoreRems = len(s.Remediations) - len(v.Rems)
 	if s.Trend != nil && len(s.Trend.Total) > 1 {
 		v.Chart = chart(s.Trend)
 		v.Families = familyTrends(s.Trend)
 	}
 	return v
+}
+
+// newestFirst returns the last n of list (oldest first) newest first.
+func newestFirst[T any](list []T, n int) []T {
+	n = min(n, len(list))
+	out := make([]T, n)
+	for i := range out {
+		out[i] = list[len(list)-1-i]
+	}
+	return out
 }
 
 func chart(t *history.Trend) *chartView {

@@ -4,6 +4,7 @@
 // history database. Results: docs/benchmarks.md.
 //
 //	go test -run '^$' -bench . -benchtime 1x ./test/bench/compliance/
+//	# -bench ReportWithHistory/sqlite or /postgres for one database
 //	# FLOTILLA_BENCH_COMPLIANCE_CLUSTERS=100 for a smaller fleet
 //
 // The history: every policy x cluster series starts Compliant a year ago; one
@@ -20,16 +21,21 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
@@ -125,29 +131,88 @@ func report(ctx context.Context, s history.Store, in compliance.Input, since tim
 	return doc, out.Len(), nil
 }
 
+// BenchmarkReportWithHistory runs on SQLite (a file in a temporary folder)
+// and on PostgreSQL (Debian's server started by pgtest, over its unix socket).
 func BenchmarkReportWithHistory(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		path := filepath.Join(b.TempDir(), "compliance.db")
+		_, statErr := os.Stat(os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"))
+		if p := os.Getenv("FLOTILLA_BENCH_COMPLIANCE_DB"); p != "" {
+			path = p // kept from an earlier run when it exists (for profiling queries)
+		}
+		benchReport(b, "sqlite", func(ctx context.Context) (history.Store, error) { return history.OpenSQLite(ctx, path) },
+			func(ctx context.Context, s history.Store, batch []history.Event) error {
+				if statErr == nil || batch == nil {
+					return nil
+				}
+				_, err := s.Record(ctx, batch...)
+				return err
+			})
+	})
+	b.Run("postgres", func(b *testing.B) {
+		url := pgtest.Start(b).NewDatabase(b)
+		benchReport(b, "postgres", func(ctx context.Context) (history.Store, error) { return history.OpenPostgres(ctx, url) },
+			func(ctx context.Context, _ history.Store, batch []history.Event) error {
+				return copyEvents(ctx, url, batch)
+			})
+	})
+}
+
+// copyEvents loads a batch with COPY (the setup only: a year of events
+// through Record would take minutes), and at the end (a nil batch)
+// analyses the tables as autovacuum would.
+func copyEvents(ctx context.Context, url string, batch []history.Event) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	if batch == nil {
+		_, err := conn.Exec(ctx, "ANALYZE")
+		return err
+	}
+	rows := make([][]any, len(batch))
+	series := map[history.Key]bool{}
+	var keys [][]any
+	for i, e := range batch {
+		rows[i] = []any{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro()}
+		if k := e.Key(); !series[k] {
+			series[k] = true
+			keys = append(keys, []any{k.Policy, k.Cluster, k.Template})
+		}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_events"}, []string{"policy", "template", "cluster", "state", "message", "time_us"}, pgx.CopyFromRows(rows)); err != nil {
+		return err
+	}
+	// A series is in one batch only (fleet flushes between series).
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_series"}, []string{"policy", "cluster", "template"}, pgx.CopyFromRows(keys)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func benchReport(b *testing.B, name string, open func(context.Context) (history.Store, error), record func(context.Context, history.Store, []history.Event) error) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	nClusters := clusters()
-	path := filepath.Join(b.TempDir(), "compliance.db")
-	s, err := history.OpenSQLite(ctx, path)
+	s, err := open(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	genStart := time.Now()
-	in, events, err := fleet(now, nClusters, func(batch []history.Event) error {
-		_, err := s.Record(ctx, batch...)
-		return err
-	})
+	in, events, err := fleet(now, nClusters, func(batch []history.Event) error { return record(ctx, s, batch) })
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := record(ctx, s, nil); err != nil { // the end of the load
 		b.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	info, _ := os.Stat(path)
-	b.Logf("%d policies x %d clusters, %d events in a year recorded in %s (database %d MiB)", policies, nClusters, events, time.Since(genStart).Round(time.Second), info.Size()>>20)
+	b.Logf("%s: %d policies x %d clusters, %d events in a year recorded in %s", name, policies, nClusters, events, time.Since(genStart).Round(time.Second))
 	since := now.Add(-30 * day)
+	rng := rand.New(rand.NewPCG(3, 4))
 
 	for i := 0; i < b.N; i++ {
 		runtime.GC()
@@ -155,7 +220,7 @@ func BenchmarkReportWithHistory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		// Cold: open the database (schema check) and compute.
 		t0 := time.Now()
-		s, err := history.OpenSQLite(ctx, path)
+		s, err := open(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -166,21 +231,106 @@ func BenchmarkReportWithHistory(b *testing.B) {
 		cold := time.Since(t0)
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
-		// Warm: the database open, as in the hub.
-		t1 := time.Now()
-		if _, _, err := report(ctx, s, in, since); err != nil {
-			b.Fatal(err)
+		b.Logf("%s: cold %s; %d changes, %d remediations in 30 days; HTML %d KiB; allocated %d MiB",
+			name, cold.Round(time.Millisecond), len(doc.History.Changes), len(doc.History.Remediations), size>>10, (after.TotalAlloc-before.TotalAlloc)>>20)
+		// Warm: the database open, as in the hub: a minute later each time,
+		// with a minute of transitions recorded through the store (as the
+		// hub's recorder does) and the roots' status following them.
+		stop := startProfile(b)
+		var warm, warmCPU []time.Duration
+		var warmAlloc uint64
+		for run := 1; run <= warmRuns; run++ {
+			in.Now = now.Add(time.Duration(run) * time.Minute)
+			if err := flapMinute(ctx, s, &in, rng, in.Now); err != nil {
+				b.Fatal(err)
+			}
+			runtime.ReadMemStats(&before)
+			t1, c1 := time.Now(), cpuTime()
+			doc, size, err := report(ctx, s, in, in.Now.Add(-30*day))
+			if err != nil {
+				b.Fatal(err)
+			}
+			warm = append(warm, time.Since(t1))
+			warmCPU = append(warmCPU, cpuTime()-c1)
+			runtime.ReadMemStats(&after)
+			warmAlloc = max(warmAlloc, after.TotalAlloc-before.TotalAlloc)
+			b.Logf("%s: warm %s, CPU %s (incremental %v); %d changes, %d remediations; HTML %d KiB; allocated %d MiB",
+				name, warm[len(warm)-1].Round(time.Millisecond), warmCPU[len(warmCPU)-1].Round(time.Millisecond), doc.History.Incremental, len(doc.History.Changes), len(doc.History.Remediations), size>>10, (after.TotalAlloc-before.TotalAlloc)>>20)
 		}
-		warm := time.Since(t1)
+		stop()
 		s.Close()
+		slices.Sort(warm)
+		slices.Sort(warmCPU)
 		b.ReportMetric(cold.Seconds(), "cold-s")
-		b.ReportMetric(warm.Seconds(), "warm-s")
-		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "alloc-MiB")
+		b.ReportMetric(warm[len(warm)/2].Seconds(), "warm-median-s")
+		b.ReportMetric(warm[len(warm)-1].Seconds(), "warm-max-s")
+		b.ReportMetric(warmCPU[len(warmCPU)/2].Seconds(), "warm-cpu-median-s")
+		b.ReportMetric(float64(warmAlloc)/(1<<20), "warm-alloc-MiB")
 		b.ReportMetric(float64(peakRSS())/(1<<10), "peak-rss-MiB")
-		b.Logf("cold %s, warm %s; %d changes, %d remediations in 30 days; HTML %d KiB; allocated %d MiB; peak RSS %d MiB",
-			cold.Round(time.Millisecond), warm.Round(time.Millisecond), len(doc.History.Changes), len(doc.History.Remediations), size>>10,
-			(after.TotalAlloc-before.TotalAlloc)>>20, peakRSS()>>10)
+		b.Logf("%s: cold %s, warm %s (median of %d), %s .. %s, process CPU %s (median); warm allocation up to %d MiB; peak RSS %d MiB; load average %s",
+			name, cold.Round(time.Millisecond), warm[len(warm)/2].Round(time.Millisecond), len(warm), warm[0].Round(time.Millisecond), warm[len(warm)-1].Round(time.Millisecond), warmCPU[len(warmCPU)/2].Round(time.Millisecond),
+			warmAlloc>>20, peakRSS()>>10, loadAverage())
 	}
+}
+
+// warmRuns is the number of warm reports per benchmark iteration.
+const warmRuns = 7
+
+// flapMinute records a minute of transitions (100 series flip, each on a
+// policy x cluster chosen at random) at the given time and updates the
+// roots' status to match.
+func flapMinute(ctx context.Context, s history.Store, in *compliance.Input, rng *rand.Rand, at time.Time) error {
+	var batch []history.Event
+	for i := 0; i < 100; i++ {
+		root := &in.Roots[rng.IntN(len(in.Roots))]
+		st := root.Status.Status[rng.IntN(len(root.Status.Status))]
+		state, ps := compliance.NonCompliant, policyv1.NonCompliant
+		if st.ComplianceState == policyv1.NonCompliant {
+			state, ps = compliance.Compliant, policyv1.Compliant
+		}
+		st.ComplianceState = ps
+		when := at.Add(-time.Duration(rng.IntN(60)) * time.Second)
+		batch = append(batch, history.Event{Policy: root.Namespace + "/" + root.Name, Template: "check", Cluster: st.ClusterName,
+			State: state, Message: string(state) + "; violation - synthetic", Time: when})
+	}
+	_, err := s.Record(ctx, batch...)
+	return err
+}
+
+// startProfile writes a CPU profile of the warm reports to
+// $FLOTILLA_BENCH_COMPLIANCE_PROFILE when set; the returned func stops it.
+func startProfile(b *testing.B) func() {
+	path := os.Getenv("FLOTILLA_BENCH_COMPLIANCE_PROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
+}
+
+// cpuTime is the CPU time (user and system) the process used so far: the
+// report's own work and its garbage collection, not the database server's.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAverage is the machine's 1-minute load average (/proc/loadavg).
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(data))[0]
 }
 
 // peakRSS is the process's peak resident set in KiB (VmHWM).

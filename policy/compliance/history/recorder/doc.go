@@ -1,24 +1,32 @@
 // Package recorder is the hub controller that feeds the compliance history
-// store. It reconciles replicated Policies (Policies labelled with
-// policy.open-cluster-management.io/root-policy, in cluster namespaces) and
-// records every entry of their status.details[].history as a history.Event.
+// store, from two sources recorded into the same rows:
+//
+//   - replicated Policies (labelled policy.open-cluster-management.io/root-policy,
+//     in cluster namespaces): every entry of their status.details[].history;
+//   - the compliance Events the managed clusters' framework agents forward to
+//     the hub (labelled flotilla.dev/compliance-history=true, on the replica
+//     in the cluster's namespace; see governance.HubEvents): every transition,
+//     where a replica keeps its ten newest per template. history.FromHubEvent
+//     checks that the replica is in the Event's own namespace (a cluster's
+//     agent may create Events there only) and takes the cluster from it.
+//
+// Work happens on events: a replica or forwarded Event is reconciled when it
+// appears (including the informers' initial lists at hub start) and a
+// replica when its status.details change, never on a timer over all
+// policies. Recording is idempotent (the store keeps one row per event, and
+// both sources give the same fields for the same transition), so a restarted
+// hub resumes from what the apiserver holds: entries and Events written while
+// it was down are recorded, those already stored are not duplicated.
+//
 // Only a Policy shaped as a replica (named after its root-policy label, its
 // cluster labels equal to its namespace: propagator.IsWellFormedReplica) in
-// the namespace of a ManagedCluster is recorded: a Policy anyone labels as
-// another root's or another cluster's replica in a namespace they may write
-// is not. What a replica's status (its agent's to write) adds is bounded by
-// entries: templates of its spec only, the ten newest entries of each, none
-// ahead of the hub's clock by more than MaxClockSkew, messages cut at
-// MaxMessageBytes.
-//
-// Work happens on events: a replica is reconciled when it appears (including
-// the informer's initial list at hub start) and when its status.details
-// change, never on a timer over all policies. Recording is idempotent (the
-// store keeps one row per event), so a restarted hub resumes from what the
-// replicas hold: entries written while it was down are recorded, entries
-// already stored are not duplicated. A replica keeps at most its ten newest
-// entries per template, so transitions beyond those while the hub is down are
-// not recoverable.
+// the namespace of a ManagedCluster is recorded, from either source: a Policy
+// anyone labels as another root's or another cluster's replica in a
+// namespace they may write is not. What a replica's status (its agent's to
+// write) adds is bounded by entries: templates of its spec only, the ten
+// newest entries of each, none ahead of the hub's clock by more than
+// MaxClockSkew, messages cut at MaxMessageBytes; a forwarded Event ahead of
+// the clock is not recorded and its message is cut the same way.
 //
 // Retention: events older than Options.Retention are not recorded and are
 // pruned hourly, except the newest event of each series (its current state).

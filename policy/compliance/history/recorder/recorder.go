@@ -5,16 +5,22 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/propagator"
@@ -56,6 +62,23 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Named("compliance-recorder").
 		For(&policyv1.Policy{}, builder.WithPredicates(replicaHistoryChanged)).
 		Complete(r); err != nil {
+		return err
+	}
+	// The forwarded compliance events, from a cache of their own that holds
+	// only them (the hub's other events are not watched).
+	events, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Event{}: {Label: labels.SelectorFromSet(labels.Set{governance.HistoryLabel: "true"})}}})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(events); err != nil {
+		return err
+	}
+	er := &EventReconciler{events: events, replicas: mgr.GetClient(), opts: opts}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("compliance-recorder-events").
+		WatchesRawSource(source.Kind(events, &corev1.Event{}, &handler.TypedEnqueueRequestForObject[*corev1.Event]{})).
+		Complete(er); err != nil {
 		return err
 	}
 	if opts.Retention > 0 {
@@ -107,6 +130,58 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if added > 0 {
 		ctrl.LoggerFrom(ctx).V(1).Info("compliance history recorded", "new", added)
+	}
+	return ctrl.Result{}, nil
+}
+
+// EventReconciler records the compliance events the managed clusters'
+// framework agents forward to the hub (governance.HubEvents): all of a
+// cluster's transitions, where its replica's history keeps the ten newest.
+type EventReconciler struct {
+	events   client.Reader
+	replicas client.Reader
+	opts     Options
+}
+
+// Reconcile records one forwarded event, once its identity checks out
+// (history.FromHubEvent): an event whose replica is not in its namespace is
+// refused and not retried.
+func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var e corev1.Event
+	if err := r.events.Get(ctx, req.NamespacedName, &e); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	var rep *policyv1.Policy
+	if e.InvolvedObject.Namespace == e.Namespace && e.InvolvedObject.Name != "" {
+		var p policyv1.Policy
+		err := r.replicas.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.InvolvedObject.Name}, &p)
+		switch {
+		case err == nil:
+			rep = &p
+		case !apierrors.IsNotFound(err):
+			return ctrl.Result{}, err
+		}
+	}
+	ev, err := history.FromHubEvent(&e, rep)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Info("compliance event not recorded", "reason", err.Error())
+		return ctrl.Result{}, nil
+	}
+	// The replica's checks and bounds apply as to its status's entries (so
+	// that both sources give the same row).
+	if ok, err := (&Reconciler{Reader: r.replicas, opts: r.opts}).isReplica(ctx, rep); err != nil || !ok {
+		return ctrl.Result{}, err
+	}
+	if ev.Time.After(r.opts.Now().Add(MaxClockSkew)) {
+		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: ahead of the hub's clock", "time", ev.Time)
+		return ctrl.Result{}, nil
+	}
+	ev.Message = clip(ev.Message)
+	if r.opts.Retention > 0 && ev.Time.Before(r.opts.Now().Add(-r.opts.Retention)) {
+		return ctrl.Result{}, nil
+	}
+	if _, err := r.opts.Store.Record(ctx, ev); err != nil {
+		return ctrl.Result{}, fmt.Errorf("record the compliance event %s: %w", req, err)
 	}
 	return ctrl.Result{}, nil
 }

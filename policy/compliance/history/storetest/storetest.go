@@ -29,11 +29,13 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		"ChangedSince":              testChangedSince,
 		"ReplicaHistoryResumesOnce": testReplicaResume,
 		"Latest":                    testLatest,
+		"Window":                    testWindow,
 		"PruneKeepsNewestOfSeries":  testPrune,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) { fn(t, newDB(t)) })
 	}
+	t.Run("IncrementalWindowEqualsWholeRead", func(t *testing.T) { testIncremental(t, newDB) })
 }
 
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)

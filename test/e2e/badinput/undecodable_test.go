@@ -17,9 +17,10 @@ import (
 
 // undecodable are objects no Go client can decode: admitted only while the
 // admission policies are switched off (one status write, ordinal 2^31, makes
-// the ManifestWork undecodable). A ManagedCluster is missing: while the hub
-// runs, its webhook refuses one it cannot decode (test/e2e/undecodable plants
-// one before the hub starts).
+// the ManifestWork undecodable). The ManifestWorkReplicaSet is refused even
+// then: while the hub runs, its webhook refuses one it cannot decode, as it
+// does a ManagedCluster (test/e2e/undecodable plants both before the hub
+// starts).
 const undecodable = ns + `---
 apiVersion: cluster.open-cluster-management.io/v1beta1
 kind: Placement
@@ -81,7 +82,10 @@ func testUndecodable(t *testing.T, cs clients) {
 	objs := decode(t, expand(undecodable, row))
 	require.NoError(t, cs.create(t, objs[:1]))
 	restore := withoutAdmission(t, cs, objs[1])
-	require.NoError(t, cs.create(t, objs[2:]))
+	err := cs.create(t, objs[2:3])
+	require.Error(t, err, "the hub's webhook admits a ManifestWorkReplicaSet it cannot decode")
+	assert.Contains(t, err.Error(), `cannot read the ManifestWorkReplicaSet: time: invalid duration "bogus"`)
+	require.NoError(t, cs.create(t, objs[3:]))
 	work := objs[len(objs)-1]
 	require.NoError(t, cs.hub.Status().Patch(context.Background(), work.DeepCopy(), client.RawPatch(types.MergePatchType,
 		[]byte(`{"status":{"resourceStatus":{"manifests":[{"resourceMeta":{"ordinal":2147483648},"conditions":[]}]}}}`))))

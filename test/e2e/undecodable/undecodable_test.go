@@ -105,10 +105,17 @@ func TestUndecodableObjectsHarmOnlyThemselves(t *testing.T) {
 		require.NoError(t, admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
 
-	// Before the hub starts: a Placement, a ManagedCluster and a ManifestWork
+	// Before the hub starts: a Placement, a ManifestWorkReplicaSet, a
+	// ManagedCluster and a ManifestWork
 	// that cannot be decoded, so the hub's first lists hold them.
 	allowUndecodable(t, ctx, admin, obj("cluster.open-cluster-management.io/v1beta1", "Placement", "tenant-bad", "bad-placement",
 		map[string]any{"numberOfClusters": int64(2147483648)}))
+	// While the hub runs, its webhook refuses a replica set it cannot decode.
+	require.NoError(t, admin.Create(ctx, obj("work.open-cluster-management.io/v1alpha1", "ManifestWorkReplicaSet", "tenant-bad", "bad-replicaset",
+		map[string]any{"placementRefs": []any{map[string]any{"name": "bad-placement",
+			"rolloutStrategy": map[string]any{"type": "Progressive", "progressive": map[string]any{"maxConcurrency": int64(2147483648)}}}},
+			"manifestWorkTemplate": map[string]any{"workload": map[string]any{"manifests": []any{map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": "rs", "namespace": "default"}}}}}})))
 	require.NoError(t, admin.Create(ctx, obj("cluster.open-cluster-management.io/v1", "ManagedCluster", "", "bad-cluster",
 		map[string]any{"hubAcceptsClient": false, "leaseDurationSeconds": int64(2147483648)})))
 	work := obj("work.open-cluster-management.io/v1", "ManifestWork", "cluster-bad", "bad-work", map[string]any{
@@ -172,6 +179,7 @@ func TestUndecodableObjectsHarmOnlyThemselves(t *testing.T) {
 		{"Placement", "tenant-bad", "bad-placement"},
 		{"ManagedCluster", "", "bad-cluster"},
 		{"ManifestWork", "cluster-bad", "bad-work"},
+		{"ManifestWorkReplicaSet", "tenant-bad", "bad-replicaset"},
 		{"Placement", "tenant-bad", "late-bad-placement"},
 	} {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {

@@ -36,4 +36,6 @@
 //	FLOTILLA_BENCH_STATUS_INTERVAL  the agents' status period (default 60s; the agent's own default is 10s)
 //	FLOTILLA_BENCH_ADDON_INTERVAL   the agents' addon round period (default 60s; the agent's own default is 5s)
 //	FLOTILLA_BENCH_HUB_ARGS         extra `flotilla hub` arguments, space-separated
+//	FLOTILLA_BENCH_HEAP_PROFILE     a file: the hub's heap profile at the end of the steady window
+//	FLOTILLA_BENCH_CPU_PROFILE      a file: the hub's CPU profile over the steady window
 package scale

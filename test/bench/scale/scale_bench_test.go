@@ -6,6 +6,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"sort"
@@ -52,6 +55,7 @@ type knobs struct {
 	steady, statusInterval     time.Duration
 	addonInterval              time.Duration
 	hubArgs                    []string
+	heapProfile, cpuProfile    string
 }
 
 func readKnobs(b *testing.B) knobs {
@@ -63,6 +67,8 @@ func readKnobs(b *testing.B) knobs {
 		statusInterval: envDuration(b, "FLOTILLA_BENCH_STATUS_INTERVAL", time.Minute),
 		addonInterval:  envDuration(b, "FLOTILLA_BENCH_ADDON_INTERVAL", time.Minute),
 		hubArgs:        strings.Fields(os.Getenv("FLOTILLA_BENCH_HUB_ARGS")),
+		heapProfile:    os.Getenv("FLOTILLA_BENCH_HEAP_PROFILE"),
+		cpuProfile:     os.Getenv("FLOTILLA_BENCH_CPU_PROFILE"),
 	}
 	return k
 }
@@ -134,6 +140,11 @@ func runFleet(b *testing.B, k knobs) {
 	// The hub: the real process, approving the bootstrap identity's first CSRs
 	// and accepting its clusters (a fleet joining on its own, no `accept` per cluster).
 	args := append([]string{"--auto-approve-users", ocm.BootstrapServiceAccountUser(), "--data-dir", b.TempDir()}, k.hubArgs...)
+	pprofAddr := ""
+	if k.heapProfile != "" || k.cpuProfile != "" {
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", freePort(b))
+		args = append(args, "--pprof-bind-address", pprofAddr)
+	}
 	pid := benchutil.StartHub(b, ctx, env, args...)
 	benchutil.WaitHub(b, ctx, env)
 	hubPIDs := env.Hub.PIDs()
@@ -235,6 +246,15 @@ func runFleet(b *testing.B, k knobs) {
 	req0 := apiserverRequests(ctx, b, env.Hub.Config)
 	cpuSteady0 := benchutil.CPU(pid)
 	var rss []float64
+	cpuProfiled := make(chan struct{})
+	if k.cpuProfile != "" { // the hub's CPU over the steady window
+		go func() {
+			defer close(cpuProfiled)
+			saveProfile(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, int(k.steady.Seconds())), k.cpuProfile)
+		}()
+	} else {
+		close(cpuProfiled)
+	}
 	tick := time.NewTicker(time.Second)
 	window := time.After(k.steady)
 	for done := false; !done; {
@@ -247,6 +267,7 @@ func runFleet(b *testing.B, k knobs) {
 		}
 	}
 	tick.Stop()
+	<-cpuProfiled
 	steadyCores := (benchutil.CPU(pid) - cpuSteady0).Seconds() / k.steady.Seconds()
 	leaseRate := float64(fleet.leaseWrites.Load()-leases0) / k.steady.Seconds()
 	reqRate := float64(apiserverRequests(ctx, b, env.Hub.Config)-req0) / k.steady.Seconds()
@@ -263,6 +284,9 @@ func runFleet(b *testing.B, k knobs) {
 		spokeAPI += r
 	}
 	self, _ := benchutil.Memory(os.Getpid())
+	if k.heapProfile != "" {
+		saveProfile(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", k.heapProfile)
+	}
 
 	// Still correct: every cluster Available, none left True in the window,
 	// every work Applied, every replica present.
@@ -582,6 +606,34 @@ func waitFor(b *testing.B, ctx context.Context, limit time.Duration, ok func() b
 	if err := wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(context.Context) (bool, error) { return ok(), nil }); err != nil {
 		b.Fatalf("%s: not within %s (%s)", what, limit, progress())
 	}
+}
+
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(b, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// saveProfile writes the hub's profile at url to file.
+func saveProfile(b *testing.B, url, file string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Errorf("hub profile %s: %v", url, err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		b.Errorf("hub profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Errorf("hub profile %s: %v", url, err)
+		return
+	}
+	b.Logf("hub profile in %s (go tool pprof -top %s)", file, file)
 }
 
 func must(b *testing.B, err error) {

@@ -147,25 +147,34 @@ func (a *Agent) cycle(ctx context.Context) error {
 	if a.agentName == "" {
 		a.agentName = randomName()
 	}
-	data := sec.Data
+	data, issued := sec.Data, false
 	if !a.usable(data) {
 		a.log.Info("no usable hub credential; bootstrapping", "agent", a.agentName)
 		if data, err = a.bootstrap(ctx); err != nil {
 			return err
 		}
+		issued = true
 	}
 	cfg, err := configFromData(data)
 	if err != nil {
 		return err
 	}
-	if ok, err := a.works(ctx, cfg); err != nil {
-		return err
-	} else if !ok {
-		a.log.Info("stored hub credential is rejected by the hub; bootstrapping")
-		if err := a.forgetCredential(ctx); err != nil {
+	// A stored credential is checked with the hub first (it may have been
+	// revoked, or the hub's CA changed); one the hub has just issued for this
+	// key is not: that round trip was on every join's path. Should it fail
+	// all the same, stayJoined's first failing round finds out.
+	if !issued {
+		ok, err := a.works(ctx, cfg)
+		if err != nil {
 			return err
 		}
-		return errRebootstrap
+		if !ok {
+			a.log.Info("stored hub credential is rejected by the hub; bootstrapping")
+			if err := a.forgetCredential(ctx); err != nil {
+				return err
+			}
+			return errRebootstrap
+		}
 	}
 	fileCfg, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data)
 	if err != nil {

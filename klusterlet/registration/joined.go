@@ -84,14 +84,14 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 			return nil
 		case <-leaseTick.C:
 			err = a.renewLease(ctx, hub, lease)
-			leaseTick.Reset(lease)
+			leaseTick.Reset(nextRound(err, lease, a.opts.RetryInterval))
 		case <-statusTick.C:
 			var d time.Duration
 			d, err = a.syncStatus(ctx, hub)
 			if d > 0 && d != lease {
 				lease = d
 			}
-			statusTick.Reset(a.opts.StatusSyncInterval)
+			statusTick.Reset(nextRound(err, a.opts.StatusSyncInterval, a.opts.RetryInterval))
 			if gone = nextGone(gone, err, getOwn); gone >= goneAfter {
 				a.log.Info("the hub no longer has this cluster (its ManagedCluster and RBAC are gone); registering again")
 				return errRebootstrap
@@ -221,6 +221,20 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 func setJoined(st *clusterv1.ManagedClusterStatus) {
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionJoined,
 		Status: metav1.ConditionTrue, Reason: ReasonJoined, Message: "Managed cluster joined"})
+}
+
+// nextRound is when a periodic round (lease renewal, status report) runs
+// again: after its period, or after retry when this one failed and retry is
+// sooner. A cluster's certificate can be signed a moment before the hub has
+// written its RBAC and lease (an auto-approved CSR, an accept that approves
+// at once): the first report and renewal fail, and must not then wait a whole
+// period (test/bench/scale: with a 60s status period, 200 clusters joining
+// at once showed Joined after 67-72s instead of seconds).
+func nextRound(err error, period, retry time.Duration) time.Duration {
+	if err != nil && retry > 0 && retry < period {
+		return retry
+	}
+	return period
 }
 
 // goneAfter is how many status rounds in a row must find the cluster's own

@@ -76,10 +76,13 @@ type run struct {
 	rng      *rand.Rand
 	opts     devenv.Options
 	clusters []string
-	hubCfg   *rest.Config
-	works    workclient.Interface
-	hubOCM   clusterclient.Interface
-	spokes   map[string]kubernetes.Interface
+	// nodes: the environment has nodes, partitions are a fault kind (nodes_test.go).
+	nodes   bool
+	hubCfg  *rest.Config
+	hubKube kubernetes.Interface
+	works   workclient.Interface
+	hubOCM  clusterclient.Interface
+	spokes  map[string]kubernetes.Interface
 	// spokeCfgs reach the clusters as admin; gov is the governance part.
 	spokeCfgs map[string]*rest.Config
 	gov       *governance
@@ -93,10 +96,14 @@ type run struct {
 	peakRSS   map[string]int64
 	serials   map[string]map[string]bool // cluster -> hub certificate serials seen
 	rotations int
+	// faultViolations are found while a fault is on (a partition not noticed,
+	// a panic in the log of a Pod killed and deleted).
+	faultViolations []Violation
 }
 
 // TestChaos is `make chaos`: FLOTILLA_CHAOS_DURATION (default 30m) of workload
-// and faults, then the report; it fails on any invariant violation.
+// and faults, then the report; it fails on any invariant violation. With
+// FLOTILLA_CHAOS_NODES=1 the environment has nodes and partitions are faults too.
 func TestChaos(t *testing.T) {
 	duration := 30 * time.Minute
 	if v := os.Getenv("FLOTILLA_CHAOS_DURATION"); v != "" {
@@ -110,7 +117,8 @@ func TestChaos(t *testing.T) {
 		require.NoError(t, err, "FLOTILLA_CHAOS_SEED")
 		seed = s
 	}
-	t.Logf("chaos: duration %s, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, seed, seed)
+	nodes := os.Getenv("FLOTILLA_CHAOS_NODES") == "1"
+	t.Logf("chaos: duration %s, nodes %v, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, nodes, seed, seed)
 
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -118,7 +126,8 @@ func TestChaos(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s is missing: run `make build` first (`make chaos` does)", bin)
 	}
-	dataDir, err := os.MkdirTemp("", "flotilla-chaos-")
+	// Short: a node's containerd socket path must stay under 108 characters.
+	dataDir, err := os.MkdirTemp("", "fchaos-")
 	require.NoError(t, err)
 	progress, err := os.Create(filepath.Join(dataDir, "devenv-progress.log"))
 	require.NoError(t, err)
@@ -128,11 +137,14 @@ func TestChaos(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := &run{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, 0)), clusters: []string{"cluster1", "cluster2"},
-		opts:    devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress},
+		opts: devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress, Nodes: nodes}, nodes: nodes,
 		live:    map[string]map[string]int{},
 		ops:     map[string]int{},
 		peakRSS: map[string]int64{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
-	shortCerts := duration >= rotationRun
+	// The klusterlets of the nodes mode are Pods that `join` installs, with
+	// no way to pass them --client-cert-expiration-seconds: rotations are
+	// the process mode's.
+	shortCerts := duration >= rotationRun && !nodes
 	if shortCerts {
 		r.opts.KlusterletArgs = []string{"--client-cert-expiration-seconds", strconv.Itoa(certSeconds)}
 	}
@@ -160,7 +172,14 @@ func TestChaos(t *testing.T) {
 	hubDownAtRotation := false
 	for time.Now().Before(deadline) {
 		phase := time.Duration(8+r.rng.IntN(12)) * time.Second
-		kind := faultKinds[r.rng.IntN(len(faultKinds))]
+		kinds := faultKinds
+		if nodes {
+			kinds = nodesFaultKinds
+		}
+		kind := kinds[r.rng.IntN(len(kinds))]
+		if nodes && len(report.Faults) == 0 {
+			kind = "partition" // the first: a short run (CI's) has one for sure
+		}
 		if shortCerts && !hubDownAtRotation {
 			// The phase ends in time for the next rotation to fall in an outage.
 			if _, due, ok := r.nextRotation(); ok && time.Until(due)-10*time.Second < phase {
@@ -172,7 +191,12 @@ func TestChaos(t *testing.T) {
 		if !time.Now().Before(deadline) {
 			break
 		}
-		f := r.fault(kind)
+		var f Fault
+		if kind == "partition" {
+			f = r.partition()
+		} else {
+			f = r.fault(kind)
+		}
 		hubDownAtRotation = hubDownAtRotation || kind == "hub-down-at-rotation"
 		t.Logf("chaos: fault %s (%s): restart %s, converged %v in %s", f.Kind, f.Target,
 			f.Restart.Round(time.Millisecond), f.Converged, f.Converge.Round(time.Millisecond))
@@ -188,6 +212,7 @@ func TestChaos(t *testing.T) {
 		report.Violations = append(report.Violations, r.violations()...)
 	}
 	close(memDone)
+	report.Violations = append(report.Violations, r.faultViolations...)
 	report.Violations = append(report.Violations, r.panics(dataDir)...)
 	r.mu.Lock()
 	report.PeakRSS = r.peakRSS
@@ -222,6 +247,7 @@ func (r *run) connect() {
 	require.NoError(r.t, err)
 	cfg.Timeout = 15 * time.Second
 	r.hubCfg = cfg
+	r.hubKube = kubernetes.NewForConfigOrDie(cfg)
 	r.works = workclient.NewForConfigOrDie(cfg)
 	r.hubOCM = clusterclient.NewForConfigOrDie(cfg)
 	for _, c := range r.clusters {
@@ -365,23 +391,26 @@ func (r *run) fault(kind string) Fault {
 	require.NoError(r.t, err)
 	var target string
 	var pid int
-	switch kind {
-	case "hub":
+	switch {
+	case r.nodes && (kind == "hub" || kind == "klusterlet" || kind == "addon-agent"):
+		target, err = r.podFault(kind)
+		require.NoError(r.t, err, "kill %s", kind)
+	case kind == "hub":
 		target, pid = "hub", pidOf(st, "hub", "flotilla")
-	case "klusterlet":
+	case kind == "klusterlet":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		target, pid = "klusterlet-"+c, pidOf(st, "klusterlet-"+c, "flotilla")
-	case "cluster-apiserver":
+	case kind == "cluster-apiserver":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		target, pid = c+"/kube-apiserver", pidOf(st, c, "kube-apiserver")
-	case "hub-etcd":
+	case kind == "hub-etcd":
 		target, pid = "hub/etcd", pidOf(st, "hub", "etcd")
-	case "addon-agent":
+	case kind == "addon-agent":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		a := addonAgents[r.rng.IntN(len(addonAgents))]
 		target = "klusterlet-" + c + "-addon-" + a
 		pid = pidOf(st, target, "flotilla")
-	case "hub-down-at-rotation":
+	case kind == "hub-down-at-rotation":
 		// The hub's control plane goes down before a certificate is due (the
 		// workload phase ended ten seconds early for it) and stays down until
 		// the agent has tried to rotate: it must rotate late, not never.
@@ -509,6 +538,9 @@ func (r *run) violations() []Violation {
 		}
 	}
 	out = append(out, Check(expected, observed)...)
+	if r.nodes {
+		out = append(out, r.clusterViolations()...)
+	}
 	return append(out, r.governanceViolations()...)
 }
 
@@ -536,6 +568,9 @@ func (r *run) sampleMemory(done <-chan struct{}) {
 		case <-tick.C:
 		}
 		r.trackRotations()
+		if r.nodes {
+			r.podRSS()
+		}
 		st, err := devenv.Get(r.opts)
 		if err != nil {
 			continue

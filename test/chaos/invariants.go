@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Object is one object the run manages, as a hub work's spec wants it
@@ -43,6 +44,9 @@ const (
 	Memory ViolationKind = "memory"
 	// NoConvergence: the fleet did not converge within the bound after a fault.
 	NoConvergence ViolationKind = "no-convergence"
+	// Partition: a cluster cut off from the hub was not marked Unknown and
+	// tainted, or stopped running what it ran.
+	Partition ViolationKind = "partition"
 )
 
 // Violation is one broken invariant, said for a person.
@@ -105,11 +109,24 @@ func render(m map[string]string) string {
 func PanicLines(log string) []string {
 	var out []string
 	for _, line := range strings.Split(log, "\n") {
-		l := strings.TrimSpace(line)
+		l := strings.TrimSpace(criMessage(line))
 		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") ||
 			strings.Contains(l, "WARNING: DATA RACE") || strings.Contains(l, "Observed a panic") {
 			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// criMessage is the message of a container log line in the CRI format
+// ("<RFC 3339 time> stdout|stderr P|F <message>", as the nodes' kubelets
+// write Pod logs); any other line is returned as it is.
+func criMessage(line string) string {
+	f := strings.SplitN(line, " ", 4)
+	if len(f) == 4 && (f[1] == "stdout" || f[1] == "stderr") && (f[2] == "F" || f[2] == "P") {
+		if _, err := time.Parse(time.RFC3339Nano, f[0]); err == nil {
+			return f[3]
+		}
+	}
+	return line
 }

@@ -48,6 +48,10 @@ func TestPanicLines(t *testing.T) {
 	assert.Equal(t, []string{"panic: runtime error: index out of range", "E1124 Observed a panic: nil map",
 		"fatal error: concurrent map writes"}, PanicLines(log))
 	assert.Empty(t, PanicLines("I1124 nothing to see\n"))
+	// Pod logs of the nodes mode, in the CRI format.
+	cri := "2026-11-24T16:30:00.123456789Z stderr F I1124 fine\n2026-11-24T16:30:01.5Z stderr F panic: assignment to entry in nil map\n" +
+		"2026-11-24T16:30:01.6Z stdout F the word panic: not at the start\n"
+	assert.Equal(t, []string{"panic: assignment to entry in nil map"}, PanicLines(cri))
 }
 
 func TestPercentile(t *testing.T) {

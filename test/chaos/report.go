@@ -13,13 +13,14 @@ import (
 
 // Fault is one injected fault and how the fleet got over it.
 type Fault struct {
-	Kind   string // hub, klusterlet, cluster-apiserver, hub-etcd
-	Target string // the component killed, e.g. klusterlet-cluster2
-	// Restart is the time the supervisor (devenv.Up) took to bring everything back.
+	Kind   string // hub, klusterlet, cluster-apiserver, hub-etcd, addon-agent, partition
+	Target string // the component killed or the cluster cut off, e.g. klusterlet-cluster2
+	// Restart is the time the supervisor (devenv.Up) took to bring everything
+	// back; for a partition, the time until the hub marked the cluster Unknown.
 	Restart time.Duration
 	// Converge is the time from the kill until the fleet converged again
-	// (outage and restart included); zero with Converged false when it did
-	// not within the bound.
+	// (outage and restart included), from the heal for a partition; zero
+	// with Converged false when it did not within the bound.
 	Converge  time.Duration
 	Converged bool
 }
@@ -69,7 +70,7 @@ func (r Report) Write(w io.Writer) {
 		byKind[f.Kind] = append(byKind[f.Kind], f)
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT\tINJECTED\tRESTART p50\tKILL->CONVERGED p50\tp99\tNOT CONVERGED")
+	fmt.Fprintln(tw, "FAULT\tINJECTED\tRESTART p50\tCONVERGED p50\tp99\tNOT CONVERGED")
 	var all []time.Duration
 	kinds := slices.Sorted(maps.Keys(byKind))
 	for _, k := range kinds {
@@ -89,6 +90,8 @@ func (r Report) Write(w io.Writer) {
 	}
 	fmt.Fprintf(tw, "all\t%d\t\t%s\t%s\t\n", len(r.Faults), ms(Percentile(all, 50)), ms(Percentile(all, 99)))
 	tw.Flush()
+	fmt.Fprintln(w, "RESTART: from the kill until the supervisor has everything running (partition: from the cut until the hub")
+	fmt.Fprintln(w, "marks the cluster Unknown and tainted). CONVERGED: from the kill (partition: the heal) until every invariant holds.")
 	fmt.Fprintln(w)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

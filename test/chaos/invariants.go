@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Object is one object the run manages, as a hub work's spec wants it
@@ -102,6 +105,42 @@ func render(m map[string]string) string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// Enabled says whether a create of an object the run wants to exist (an
+// addon's ManagedClusterAddOn) has made it exist: created, or found there
+// already (a create retried after one that landed) and not on its way out.
+// An object being deleted (a finalizer holds it while the hub cleans up after
+// a disable) refuses the create as AlreadyExists and is then gone: not
+// enabled, the workload enables it again later. existing is the object read
+// after an AlreadyExists (nil if it could not be read).
+func Enabled(createErr error, existing metav1.Object) bool {
+	switch {
+	case createErr == nil:
+		return true
+	case !apierrors.IsAlreadyExists(createErr):
+		return false
+	default:
+		return existing != nil && existing.GetDeletionTimestamp() == nil
+	}
+}
+
+// LeasePeriod says whether a cluster's agent renews its lease at the period
+// its ManagedCluster asks for (want seconds; got is the lease's
+// spec.leaseDurationSeconds, which the agent writes at every renewal). The hub
+// marks a cluster Unknown after five periods without a renewal: an agent still
+// on a longer period (its default 60 s, after a restart or a change of the
+// period) is marked Unknown and tainted while it runs, so the fleet has not
+// converged until it renews at the period asked for.
+func LeasePeriod(cluster string, want int32, got *int32) []Violation {
+	if got != nil && *got == want {
+		return nil
+	}
+	had := "no period"
+	if got != nil {
+		had = fmt.Sprintf("%d s", *got)
+	}
+	return []Violation{{Stale, fmt.Sprintf("%s renews its lease with %s, its ManagedCluster asks for %d s", cluster, had, want)}}
 }
 
 // PanicLines returns the lines of a log that show a crash: a Go panic, a fatal

@@ -6,7 +6,48 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+func TestEnabled(t *testing.T) {
+	gr := schema.GroupResource{Group: "addon.open-cluster-management.io", Resource: "managedclusteraddons"}
+	exists := apierrors.NewAlreadyExists(gr, "example")
+	live := &metav1.ObjectMeta{Name: "example"}
+	leaving := &metav1.ObjectMeta{Name: "example", DeletionTimestamp: &metav1.Time{Time: time.Unix(1, 0)},
+		Finalizers: []string{"cluster.open-cluster-management.io/addon-pre-delete"}}
+	tests := []struct {
+		name     string
+		err      error
+		existing metav1.Object
+		want     bool
+	}{
+		{"created", nil, nil, true},
+		{"there already (an earlier create landed)", exists, live, true},
+		// The 30-minute run of 2026-11-24 counted this as enabled; the
+		// object was gone a moment later and the run saw no convergence.
+		{"there, but being deleted after a disable", exists, leaving, false},
+		{"there, but unreadable", exists, nil, false},
+		{"refused (hub down)", apierrors.NewServiceUnavailable("etcd is down"), nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Enabled(tt.err, tt.existing))
+		})
+	}
+}
+
+func TestLeasePeriod(t *testing.T) {
+	five, sixty := int32(5), int32(60)
+	assert.Empty(t, LeasePeriod("c1", 5, &five), "renewed at the period asked for")
+	v := LeasePeriod("c1", 5, &sixty)
+	if assert.Len(t, v, 1) {
+		assert.Equal(t, Stale, v[0].Kind)
+		assert.Equal(t, "c1 renews its lease with 60 s, its ManagedCluster asks for 5 s", v[0].Message)
+	}
+	assert.Len(t, LeasePeriod("c1", 5, nil), 1, "a lease never renewed")
+}
 
 func TestCheck(t *testing.T) {
 	cm := func(cluster, name string, data map[string]string) Object {

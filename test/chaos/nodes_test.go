@@ -223,8 +223,10 @@ func unreachable(mc *clusterv1.ManagedCluster) bool {
 	return slices.ContainsFunc(mc.Spec.Taints, func(t clusterv1.Taint) bool { return t.Key == clusterv1.ManagedClusterTaintUnreachable })
 }
 
-// clusterViolations: every cluster Available and without the unreachable
-// taint (in the nodes mode, where a partition takes both away).
+// clusterViolations: every cluster Available, without the unreachable
+// taint (in the nodes mode, where a partition takes both away) and its agent
+// renewing its lease at the period the run set (a restarted klusterlet starts
+// on its default period and is marked Unknown until it catches up).
 func (r *run) clusterViolations() []Violation {
 	var out []Violation
 	for _, c := range r.clusters {
@@ -239,6 +241,12 @@ func (r *run) clusterViolations() []Violation {
 		if unreachable(mc) {
 			out = append(out, Violation{Stale, c + " is still tainted " + clusterv1.ManagedClusterTaintUnreachable})
 		}
+		lease, err := r.hubKube.CoordinationV1().Leases(c).Get(r.ctx, registration.LeaseName, metav1.GetOptions{})
+		if err != nil {
+			out = append(out, Violation{Stale, "cannot read the lease of " + c + ": " + err.Error()})
+			continue
+		}
+		out = append(out, LeasePeriod(c, mc.Spec.LeaseDurationSeconds, lease.Spec.LeaseDurationSeconds)...)
 	}
 	return out
 }

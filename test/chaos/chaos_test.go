@@ -93,7 +93,9 @@ type run struct {
 	ops       map[string]int
 
 	mu        sync.Mutex
-	peakRSS   map[string]int64
+	memory    map[string]*Memory // process -> its RSS samples
+	started   time.Time          // the workload's start (after setup)
+	duration  time.Duration
 	serials   map[string]map[string]bool // cluster -> hub certificate serials seen
 	rotations int
 	// faultViolations are found while a fault is on (a partition not noticed,
@@ -138,9 +140,9 @@ func TestChaos(t *testing.T) {
 	defer cancel()
 	r := &run{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, 0)), clusters: []string{"cluster1", "cluster2"},
 		opts: devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress, Nodes: nodes}, nodes: nodes,
-		live:    map[string]map[string]int{},
-		ops:     map[string]int{},
-		peakRSS: map[string]int64{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
+		live:   map[string]map[string]int{},
+		ops:    map[string]int{},
+		memory: map[string]*Memory{}, duration: duration, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
 	// The klusterlets of the nodes mode are Pods that `join` installs, with
 	// no way to pass them --client-cert-expiration-seconds: rotations are
 	// the process mode's.
@@ -165,6 +167,7 @@ func TestChaos(t *testing.T) {
 	r.setup()
 
 	memDone := make(chan struct{})
+	r.started = time.Now()
 	go r.sampleMemory(memDone)
 
 	report := Report{Duration: duration, Clusters: len(r.clusters)}
@@ -215,10 +218,11 @@ func TestChaos(t *testing.T) {
 	report.Violations = append(report.Violations, r.faultViolations...)
 	report.Violations = append(report.Violations, r.panics(dataDir)...)
 	r.mu.Lock()
-	report.PeakRSS = r.peakRSS
-	for name, rss := range r.peakRSS {
-		if strings.HasSuffix(name, "/flotilla") && rss > memoryBound {
-			report.Violations = append(report.Violations, Violation{Memory, fmt.Sprintf("%s peaked at %d MiB (bound %d MiB)", name, rss>>20, memoryBound>>20)})
+	report.Memory = map[string]Memory{}
+	for name, m := range r.memory {
+		report.Memory[name] = *m
+		if strings.HasSuffix(name, "/flotilla") && m.Peak > memoryBound {
+			report.Violations = append(report.Violations, Violation{MemoryBound, fmt.Sprintf("%s peaked at %d MiB (bound %d MiB)", name, m.Peak>>20, memoryBound>>20)})
 		}
 	}
 	r.mu.Unlock()
@@ -577,15 +581,26 @@ func (r *run) sampleMemory(done <-chan struct{}) {
 		}
 		for _, c := range st.Components {
 			for proc, pid := range c.PIDs {
-				rss := rssOf(pid)
-				r.mu.Lock()
-				if k := c.Name + "/" + proc; rss > r.peakRSS[k] {
-					r.peakRSS[k] = rss
-				}
-				r.mu.Unlock()
+				r.recordRSS(c.Name+"/"+proc, rssOf(pid))
 			}
 		}
 	}
+}
+
+// recordRSS adds a sample of a process's RSS to what the run saw of it.
+func (r *run) recordRSS(name string, rss int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.memory[name]
+	if m == nil {
+		m = &Memory{}
+		r.memory[name] = m
+	}
+	elapsed := time.Duration(0)
+	if !r.started.IsZero() {
+		elapsed = time.Since(r.started)
+	}
+	m.Add(rss, elapsed, r.duration)
 }
 
 func rssOf(pid int) int64 {

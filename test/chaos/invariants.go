@@ -43,8 +43,8 @@ const (
 	Stale ViolationKind = "stale"
 	// Panic: a process logged a panic or a fatal error.
 	Panic ViolationKind = "panic"
-	// Memory: a process grew past the run's memory bound.
-	Memory ViolationKind = "memory"
+	// MemoryBound: a process grew past the run's memory bound.
+	MemoryBound ViolationKind = "memory"
 	// NoConvergence: the fleet did not converge within the bound after a fault.
 	NoConvergence ViolationKind = "no-convergence"
 	// Partition: a cluster cut off from the hub was not marked Unknown and

@@ -103,12 +103,24 @@ func TestPercentile(t *testing.T) {
 	assert.Equal(t, time.Duration(0), Percentile(nil, 50))
 }
 
+func TestMemoryAdd(t *testing.T) {
+	var m Memory
+	run := 30 * time.Minute
+	m.Add(50, -time.Minute, run) // during setup: the first third
+	m.Add(40, time.Minute, run)
+	m.Add(90, 15*time.Minute, run)
+	m.Add(70, 29*time.Minute, run)
+	m.Add(75, 31*time.Minute, run) // the final convergence: the last third
+	assert.Equal(t, Memory{Peak: 90, Thirds: [3]int64{50, 90, 75}}, m)
+	assert.Equal(t, int64(25), m.Growth())
+}
+
 func TestReportWrite(t *testing.T) {
 	r := Report{Duration: 3 * time.Minute, Clusters: 2,
 		Ops: map[string]int{"create": 10, "update": 20, "delete": 5, "rollout": 2, "update-failed": 1, "rotation": 3},
 		Faults: []Fault{{Kind: "hub", Target: "hub", Restart: time.Second, Converge: 800 * time.Millisecond, Converged: true},
 			{Kind: "klusterlet", Target: "klusterlet-cluster1", Restart: 2 * time.Second, Converged: false}},
-		PeakRSS:    map[string]int64{"hub/flotilla": 80 << 20},
+		Memory:     map[string]Memory{"hub/flotilla": {Peak: 80 << 20, Thirds: [3]int64{60 << 20, 80 << 20, 64 << 20}}},
 		Violations: []Violation{{NoConvergence, "klusterlet-cluster1: not converged within 3m"}},
 	}
 	var b bytes.Buffer
@@ -119,7 +131,7 @@ func TestReportWrite(t *testing.T) {
 	assert.Regexp(t, `certificate rotation\s+3\s+-`, out)
 	assert.Regexp(t, `hub\s+1\s+1.0 s\s+800 ms\s+800 ms\s+0`, out)
 	assert.Regexp(t, `klusterlet\s+1\s+2.0 s\s+-\s+-\s+1`, out)
-	assert.Regexp(t, `hub/flotilla\s+80 MiB`, out)
+	assert.Regexp(t, `hub/flotilla\s+80 MiB\s+60 MiB\s+64 MiB\s+\+4 MiB`, out)
 	assert.Contains(t, out, "invariant violations: 1")
 	assert.Contains(t, out, "no-convergence: klusterlet-cluster1")
 }

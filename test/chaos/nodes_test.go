@@ -282,12 +282,7 @@ func (r *run) podRSS() {
 			if what == "addon-agent" && len(args) > 2 {
 				what += " " + args[2]
 			}
-			rss := rssOf(pid)
-			r.mu.Lock()
-			if k := n + "-node/" + what + "/flotilla"; rss > r.peakRSS[k] {
-				r.peakRSS[k] = rss
-			}
-			r.mu.Unlock()
+			r.recordRSS(n+"-node/"+what+"/flotilla", rssOf(pid))
 		}
 	}
 }

@@ -31,9 +31,33 @@ type Report struct {
 	Clusters   int
 	Ops        map[string]int // create, update, delete, rollout, policy-*, addon-* (done) and the same with "-failed"
 	Faults     []Fault
-	PeakRSS    map[string]int64 // component -> bytes
+	Memory     map[string]Memory // process -> what was seen of its RSS
 	Violations []Violation
 }
+
+// Memory is what the run saw of one process's resident memory (RSS, bytes):
+// its peak over the whole run and over each third of it. A process whose
+// peak grows from the first third to the last is the trend to look at (a
+// killed process starts again from nothing, so a leak shows only in what
+// lives long enough).
+type Memory struct {
+	Peak   int64
+	Thirds [3]int64
+}
+
+// Add records a sample taken at elapsed into a run of length d (samples
+// before the start count to the first third, after the end to the last).
+func (m *Memory) Add(rss int64, elapsed, d time.Duration) {
+	m.Peak = max(m.Peak, rss)
+	i := 0
+	if d > 0 && elapsed > 0 {
+		i = min(int(3*elapsed/d), 2)
+	}
+	m.Thirds[i] = max(m.Thirds[i], rss)
+}
+
+// Growth is the last third's peak less the first third's, in bytes.
+func (m Memory) Growth() int64 { return m.Thirds[2] - m.Thirds[0] }
 
 // Percentile returns the p-th percentile (0..100) of ds by nearest rank; 0 for none.
 func Percentile(ds []time.Duration, p float64) time.Duration {
@@ -95,13 +119,15 @@ func (r Report) Write(w io.Writer) {
 	fmt.Fprintln(w)
 
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROCESS\tPEAK RSS")
-	names := slices.Collect(maps.Keys(r.PeakRSS))
+	fmt.Fprintln(tw, "PROCESS\tPEAK RSS\tFIRST THIRD\tLAST THIRD\tTREND")
+	names := slices.Collect(maps.Keys(r.Memory))
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(tw, "%s\t%d MiB\n", n, r.PeakRSS[n]>>20)
+		m := r.Memory[n]
+		fmt.Fprintf(tw, "%s\t%d MiB\t%d MiB\t%d MiB\t%+d MiB\n", n, m.Peak>>20, m.Thirds[0]>>20, m.Thirds[2]>>20, m.Growth()>>20)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "RSS peaks over the run and over its first and last thirds; TREND: last third less first.")
 	fmt.Fprintln(w)
 
 	fmt.Fprintf(w, "invariant violations: %d\n", len(r.Violations))

@@ -83,6 +83,11 @@ type run struct {
 	works   workclient.Interface
 	hubOCM  clusterclient.Interface
 	spokes  map[string]kubernetes.Interface
+	// spokeWorks read the clusters' AppliedManifestWorks.
+	spokeWorks map[string]workclient.Interface
+	// held are objects of deleted works that an agent holds until its
+	// eviction grace ends (Held): reported at the end, once each.
+	held map[string]Violation
 	// spokeCfgs reach the clusters as admin; gov is the governance part.
 	spokeCfgs map[string]*rest.Config
 	gov       *governance
@@ -142,7 +147,7 @@ func TestChaos(t *testing.T) {
 		opts: devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress, Nodes: nodes}, nodes: nodes,
 		live:   map[string]map[string]int{},
 		ops:    map[string]int{},
-		memory: map[string]*Memory{}, duration: duration, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
+		memory: map[string]*Memory{}, duration: duration, held: map[string]Violation{}, spokeWorks: map[string]workclient.Interface{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
 	// The klusterlets of the nodes mode are Pods that `join` installs, with
 	// no way to pass them --client-cert-expiration-seconds: rotations are
 	// the process mode's.
@@ -216,6 +221,9 @@ func TestChaos(t *testing.T) {
 	}
 	close(memDone)
 	report.Violations = append(report.Violations, r.faultViolations...)
+	for _, k := range slices.Sorted(maps.Keys(r.held)) {
+		report.Violations = append(report.Violations, r.held[k])
+	}
 	report.Violations = append(report.Violations, r.panics(dataDir)...)
 	r.mu.Lock()
 	report.Memory = map[string]Memory{}
@@ -259,6 +267,7 @@ func (r *run) connect() {
 		require.NoError(r.t, err)
 		sc.Timeout = 15 * time.Second
 		r.spokes[c] = kubernetes.NewForConfigOrDie(sc)
+		r.spokeWorks[c] = workclient.NewForConfigOrDie(sc)
 		r.spokeCfgs[c] = sc
 		r.live[c] = map[string]int{}
 	}
@@ -537,8 +546,31 @@ func (r *run) violations() []Violation {
 		if err != nil {
 			return append(out, Violation{Stale, "cannot list the objects on " + c + ": " + err.Error()})
 		}
+		amws, err := r.spokeWorks[c].WorkV1().AppliedManifestWorks().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return append(out, Violation{Stale, "cannot list the AppliedManifestWorks of " + c + ": " + err.Error()})
+		}
+		evicting := map[types.UID]time.Time{}
+		for _, a := range amws.Items {
+			if a.Status.EvictionStartTime != nil {
+				evicting[a.UID] = a.Status.EvictionStartTime.Time
+			}
+		}
 		for _, cm := range cms.Items {
-			observed = append(observed, Object{Cluster: c, Namespace: cm.Namespace, Name: cm.Name, Data: cm.Data})
+			o := Object{Cluster: c, Namespace: cm.Namespace, Name: cm.Name, Data: cm.Data}
+			for _, ref := range cm.OwnerReferences {
+				if since, ok := evicting[ref.UID]; ok && ref.Kind == "AppliedManifestWork" {
+					o.HeldSince = since
+				}
+			}
+			observed = append(observed, o)
+		}
+	}
+	observed, held := Held(expected, observed)
+	for k, v := range held {
+		if _, seen := r.held[k]; !seen {
+			r.t.Logf("chaos: %s", v)
+			r.held[k] = v
 		}
 	}
 	out = append(out, Check(expected, observed)...)

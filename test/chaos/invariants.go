@@ -21,6 +21,10 @@ type Object struct {
 	Data      map[string]string
 	// Work is the ManifestWork that wants it (Expected only).
 	Work string
+	// HeldSince (Observed only) is set when the agent holds the object for a
+	// work that is gone from the hub until its eviction grace ends: the
+	// status.evictionStartTime of the AppliedManifestWork that owns it.
+	HeldSince time.Time
 }
 
 func (o Object) key() string { return o.Cluster + "/" + o.Namespace + "/" + o.Name }
@@ -97,6 +101,29 @@ func Check(expected, observed []Object) []Violation {
 		}
 	}
 	return out
+}
+
+// Held takes out of observed the objects no work wants that the agent holds
+// only until an eviction grace ends (HeldSince set). Each is a Leftover (a
+// deleted work left it behind, for the agent's grace of an hour by default),
+// returned by key so that the run reports it once, at the end; it does not
+// hold back the convergence measured after later faults, since the grace
+// outlasts a run.
+func Held(expected, observed []Object) (rest []Object, held map[string]Violation) {
+	wanted := map[string]bool{}
+	for _, e := range expected {
+		wanted[e.key()] = true
+	}
+	held = map[string]Violation{}
+	for _, o := range observed {
+		if o.HeldSince.IsZero() || wanted[o.key()] {
+			rest = append(rest, o)
+			continue
+		}
+		held[o.key()] = Violation{Leftover, fmt.Sprintf("ConfigMap %s/%s on %s is wanted by no work: its work is gone from the hub and the agent holds what it applied until the eviction grace ends (eviction started %s)",
+			o.Namespace, o.Name, o.Cluster, o.HeldSince.UTC().Format(time.TimeOnly))}
+	}
+	return rest, held
 }
 
 func render(m map[string]string) string {

@@ -95,6 +95,27 @@ func TestPanicLines(t *testing.T) {
 	assert.Equal(t, []string{"panic: assignment to entry in nil map"}, PanicLines(cri))
 }
 
+func TestHeld(t *testing.T) {
+	since := time.Date(2026, 11, 24, 19, 24, 44, 0, time.UTC)
+	v1 := map[string]string{"cluster": "c2", "version": "1"}
+	wanted := Object{Cluster: "c2", Namespace: "default", Name: "a", Data: v1, Work: "a"}
+	stray := Object{Cluster: "c2", Namespace: "default", Name: "b", Data: v1}
+	held := Object{Cluster: "c2", Namespace: "default", Name: "c", Data: v1, HeldSince: since}
+	// Held, but a live work wants it again: compared as usual.
+	heldWanted := Object{Cluster: "c2", Namespace: "default", Name: "a", Data: v1, HeldSince: since}
+
+	rest, h := Held([]Object{wanted}, []Object{heldWanted, stray, held})
+	assert.Equal(t, []Object{heldWanted, stray}, rest)
+	if assert.Len(t, h, 1) {
+		v := h["c2/default/c"]
+		assert.Equal(t, Leftover, v.Kind)
+		assert.Contains(t, v.Message, "ConfigMap default/c on c2 is wanted by no work")
+		assert.Contains(t, v.Message, "eviction started 19:24:44")
+	}
+	// What is not held is still a leftover at once.
+	assert.Equal(t, []Violation{{Leftover, "ConfigMap default/b on c2 is wanted by no work"}}, Check([]Object{wanted}, rest))
+}
+
 func TestPercentile(t *testing.T) {
 	ds := []time.Duration{5, 1, 4, 2, 3}
 	assert.Equal(t, time.Duration(3), Percentile(ds, 50))

@@ -149,7 +149,7 @@ func TestReportWrite(t *testing.T) {
 	out := b.String()
 	assert.Contains(t, out, "chaos run: 3m0s, 2 managed clusters")
 	assert.Regexp(t, `update\s+20\s+1`, out)
-	assert.Regexp(t, `certificate rotation\s+3\s+-`, out)
+	assert.Regexp(t, `new hub certificate\s+3\s+-`, out)
 	assert.Regexp(t, `hub\s+1\s+1.0 s\s+800 ms\s+800 ms\s+0`, out)
 	assert.Regexp(t, `klusterlet\s+1\s+2.0 s\s+-\s+-\s+1`, out)
 	assert.Regexp(t, `hub/flotilla\s+80 MiB\s+60 MiB\s+64 MiB\s+\+4 MiB`, out)

@@ -85,7 +85,7 @@ func (r Report) Write(w io.Writer) {
 	for _, op := range []string{"create", "update", "delete", "rollout", "policy-create", "policy-update", "policy-delete", "addon-enable", "addon-disable"} {
 		fmt.Fprintf(tw, "%s\t%d\t%d\n", op, r.Ops[op], r.Ops[op+"-failed"])
 	}
-	fmt.Fprintf(tw, "certificate rotation\t%d\t-\n", r.Ops["rotation"])
+	fmt.Fprintf(tw, "new hub certificate\t%d\t-\n", r.Ops["rotation"])
 	tw.Flush()
 	fmt.Fprintln(w)
 

@@ -52,11 +52,14 @@ FUZZTIME ?= 10s
 fuzz:
 	@hack/fuzz.sh $(FUZZTIME)
 
-## chaos: soak with faults for CHAOS_DURATION (default 30m; CI runs 3m), then the report (docs/reliability.md)
+## chaos: soak with faults for CHAOS_DURATION (default 30m; CI runs 3m), then the report (docs/reliability.md).
+## CHAOS_NODES=1: on real nodes, with hub<->cluster partitions among the faults (root and the nodes' Debian packages)
 CHAOS_DURATION ?= 30m
 CHAOS_TIMEOUT  ?= 90m
+CHAOS_NODES    ?=
 chaos: controlplane build
-	FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
+	$(if $(CHAOS_NODES),@hack/prereqs.sh nodes)
+	FLOTILLA_CHAOS_NODES=$(CHAOS_NODES) FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
 
 ## upstream: upstream OCM's registration, work, placement, clusteradm and config-policy-controller built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
 upstream:

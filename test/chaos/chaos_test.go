@@ -76,10 +76,18 @@ type run struct {
 	rng      *rand.Rand
 	opts     devenv.Options
 	clusters []string
-	hubCfg   *rest.Config
-	works    workclient.Interface
-	hubOCM   clusterclient.Interface
-	spokes   map[string]kubernetes.Interface
+	// nodes: the environment has nodes, partitions are a fault kind (nodes_test.go).
+	nodes   bool
+	hubCfg  *rest.Config
+	hubKube kubernetes.Interface
+	works   workclient.Interface
+	hubOCM  clusterclient.Interface
+	spokes  map[string]kubernetes.Interface
+	// spokeWorks read the clusters' AppliedManifestWorks.
+	spokeWorks map[string]workclient.Interface
+	// held are objects of deleted works that an agent holds until its
+	// eviction grace ends (Held): reported at the end, once each.
+	held map[string]Violation
 	// spokeCfgs reach the clusters as admin; gov is the governance part.
 	spokeCfgs map[string]*rest.Config
 	gov       *governance
@@ -90,13 +98,19 @@ type run struct {
 	ops       map[string]int
 
 	mu        sync.Mutex
-	peakRSS   map[string]int64
+	memory    map[string]*Memory // process -> its RSS samples
+	started   time.Time          // the workload's start (after setup)
+	duration  time.Duration
 	serials   map[string]map[string]bool // cluster -> hub certificate serials seen
 	rotations int
+	// faultViolations are found while a fault is on (a partition not noticed,
+	// a panic in the log of a Pod killed and deleted).
+	faultViolations []Violation
 }
 
 // TestChaos is `make chaos`: FLOTILLA_CHAOS_DURATION (default 30m) of workload
-// and faults, then the report; it fails on any invariant violation.
+// and faults, then the report; it fails on any invariant violation. With
+// FLOTILLA_CHAOS_NODES=1 the environment has nodes and partitions are faults too.
 func TestChaos(t *testing.T) {
 	duration := 30 * time.Minute
 	if v := os.Getenv("FLOTILLA_CHAOS_DURATION"); v != "" {
@@ -110,7 +124,8 @@ func TestChaos(t *testing.T) {
 		require.NoError(t, err, "FLOTILLA_CHAOS_SEED")
 		seed = s
 	}
-	t.Logf("chaos: duration %s, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, seed, seed)
+	nodes := os.Getenv("FLOTILLA_CHAOS_NODES") == "1"
+	t.Logf("chaos: duration %s, nodes %v, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, nodes, seed, seed)
 
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -118,7 +133,8 @@ func TestChaos(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s is missing: run `make build` first (`make chaos` does)", bin)
 	}
-	dataDir, err := os.MkdirTemp("", "flotilla-chaos-")
+	// Short: a node's containerd socket path must stay under 108 characters.
+	dataDir, err := os.MkdirTemp("", "fchaos-")
 	require.NoError(t, err)
 	progress, err := os.Create(filepath.Join(dataDir, "devenv-progress.log"))
 	require.NoError(t, err)
@@ -128,11 +144,14 @@ func TestChaos(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := &run{t: t, ctx: ctx, rng: rand.New(rand.NewPCG(seed, 0)), clusters: []string{"cluster1", "cluster2"},
-		opts:    devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress},
-		live:    map[string]map[string]int{},
-		ops:     map[string]int{},
-		peakRSS: map[string]int64{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
-	shortCerts := duration >= rotationRun
+		opts: devenv.Options{DataDir: dataDir, Clusters: 2, FlotillaBinary: bin, Out: progress, Nodes: nodes}, nodes: nodes,
+		live:   map[string]map[string]int{},
+		ops:    map[string]int{},
+		memory: map[string]*Memory{}, duration: duration, held: map[string]Violation{}, spokeWorks: map[string]workclient.Interface{}, spokes: map[string]kubernetes.Interface{}, spokeCfgs: map[string]*rest.Config{}, serials: map[string]map[string]bool{}}
+	// The klusterlets of the nodes mode are Pods that `join` installs, with
+	// no way to pass them --client-cert-expiration-seconds: rotations are
+	// the process mode's.
+	shortCerts := duration >= rotationRun && !nodes
 	if shortCerts {
 		r.opts.KlusterletArgs = []string{"--client-cert-expiration-seconds", strconv.Itoa(certSeconds)}
 	}
@@ -153,6 +172,7 @@ func TestChaos(t *testing.T) {
 	r.setup()
 
 	memDone := make(chan struct{})
+	r.started = time.Now()
 	go r.sampleMemory(memDone)
 
 	report := Report{Duration: duration, Clusters: len(r.clusters)}
@@ -160,7 +180,14 @@ func TestChaos(t *testing.T) {
 	hubDownAtRotation := false
 	for time.Now().Before(deadline) {
 		phase := time.Duration(8+r.rng.IntN(12)) * time.Second
-		kind := faultKinds[r.rng.IntN(len(faultKinds))]
+		kinds := faultKinds
+		if nodes {
+			kinds = nodesFaultKinds
+		}
+		kind := kinds[r.rng.IntN(len(kinds))]
+		if nodes && len(report.Faults) == 0 {
+			kind = "partition" // the first: a short run (CI's) has one for sure
+		}
 		if shortCerts && !hubDownAtRotation {
 			// The phase ends in time for the next rotation to fall in an outage.
 			if _, due, ok := r.nextRotation(); ok && time.Until(due)-10*time.Second < phase {
@@ -172,7 +199,12 @@ func TestChaos(t *testing.T) {
 		if !time.Now().Before(deadline) {
 			break
 		}
-		f := r.fault(kind)
+		var f Fault
+		if kind == "partition" {
+			f = r.partition()
+		} else {
+			f = r.fault(kind)
+		}
 		hubDownAtRotation = hubDownAtRotation || kind == "hub-down-at-rotation"
 		t.Logf("chaos: fault %s (%s): restart %s, converged %v in %s", f.Kind, f.Target,
 			f.Restart.Round(time.Millisecond), f.Converged, f.Converge.Round(time.Millisecond))
@@ -188,12 +220,17 @@ func TestChaos(t *testing.T) {
 		report.Violations = append(report.Violations, r.violations()...)
 	}
 	close(memDone)
+	report.Violations = append(report.Violations, r.faultViolations...)
+	for _, k := range slices.Sorted(maps.Keys(r.held)) {
+		report.Violations = append(report.Violations, r.held[k])
+	}
 	report.Violations = append(report.Violations, r.panics(dataDir)...)
 	r.mu.Lock()
-	report.PeakRSS = r.peakRSS
-	for name, rss := range r.peakRSS {
-		if strings.HasSuffix(name, "/flotilla") && rss > memoryBound {
-			report.Violations = append(report.Violations, Violation{Memory, fmt.Sprintf("%s peaked at %d MiB (bound %d MiB)", name, rss>>20, memoryBound>>20)})
+	report.Memory = map[string]Memory{}
+	for name, m := range r.memory {
+		report.Memory[name] = *m
+		if strings.HasSuffix(name, "/flotilla") && m.Peak > memoryBound {
+			report.Violations = append(report.Violations, Violation{MemoryBound, fmt.Sprintf("%s peaked at %d MiB (bound %d MiB)", name, m.Peak>>20, memoryBound>>20)})
 		}
 	}
 	r.mu.Unlock()
@@ -222,6 +259,7 @@ func (r *run) connect() {
 	require.NoError(r.t, err)
 	cfg.Timeout = 15 * time.Second
 	r.hubCfg = cfg
+	r.hubKube = kubernetes.NewForConfigOrDie(cfg)
 	r.works = workclient.NewForConfigOrDie(cfg)
 	r.hubOCM = clusterclient.NewForConfigOrDie(cfg)
 	for _, c := range r.clusters {
@@ -229,6 +267,7 @@ func (r *run) connect() {
 		require.NoError(r.t, err)
 		sc.Timeout = 15 * time.Second
 		r.spokes[c] = kubernetes.NewForConfigOrDie(sc)
+		r.spokeWorks[c] = workclient.NewForConfigOrDie(sc)
 		r.spokeCfgs[c] = sc
 		r.live[c] = map[string]int{}
 	}
@@ -365,23 +404,26 @@ func (r *run) fault(kind string) Fault {
 	require.NoError(r.t, err)
 	var target string
 	var pid int
-	switch kind {
-	case "hub":
+	switch {
+	case r.nodes && (kind == "hub" || kind == "klusterlet" || kind == "addon-agent"):
+		target, err = r.podFault(kind)
+		require.NoError(r.t, err, "kill %s", kind)
+	case kind == "hub":
 		target, pid = "hub", pidOf(st, "hub", "flotilla")
-	case "klusterlet":
+	case kind == "klusterlet":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		target, pid = "klusterlet-"+c, pidOf(st, "klusterlet-"+c, "flotilla")
-	case "cluster-apiserver":
+	case kind == "cluster-apiserver":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		target, pid = c+"/kube-apiserver", pidOf(st, c, "kube-apiserver")
-	case "hub-etcd":
+	case kind == "hub-etcd":
 		target, pid = "hub/etcd", pidOf(st, "hub", "etcd")
-	case "addon-agent":
+	case kind == "addon-agent":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		a := addonAgents[r.rng.IntN(len(addonAgents))]
 		target = "klusterlet-" + c + "-addon-" + a
 		pid = pidOf(st, target, "flotilla")
-	case "hub-down-at-rotation":
+	case kind == "hub-down-at-rotation":
 		// The hub's control plane goes down before a certificate is due (the
 		// workload phase ended ten seconds early for it) and stays down until
 		// the agent has tried to rotate: it must rotate late, not never.
@@ -504,11 +546,37 @@ func (r *run) violations() []Violation {
 		if err != nil {
 			return append(out, Violation{Stale, "cannot list the objects on " + c + ": " + err.Error()})
 		}
+		amws, err := r.spokeWorks[c].WorkV1().AppliedManifestWorks().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return append(out, Violation{Stale, "cannot list the AppliedManifestWorks of " + c + ": " + err.Error()})
+		}
+		evicting := map[types.UID]time.Time{}
+		for _, a := range amws.Items {
+			if a.Status.EvictionStartTime != nil {
+				evicting[a.UID] = a.Status.EvictionStartTime.Time
+			}
+		}
 		for _, cm := range cms.Items {
-			observed = append(observed, Object{Cluster: c, Namespace: cm.Namespace, Name: cm.Name, Data: cm.Data})
+			o := Object{Cluster: c, Namespace: cm.Namespace, Name: cm.Name, Data: cm.Data}
+			for _, ref := range cm.OwnerReferences {
+				if since, ok := evicting[ref.UID]; ok && ref.Kind == "AppliedManifestWork" {
+					o.HeldSince = since
+				}
+			}
+			observed = append(observed, o)
+		}
+	}
+	observed, held := Held(expected, observed)
+	for k, v := range held {
+		if _, seen := r.held[k]; !seen {
+			r.t.Logf("chaos: %s", v)
+			r.held[k] = v
 		}
 	}
 	out = append(out, Check(expected, observed)...)
+	if r.nodes {
+		out = append(out, r.clusterViolations()...)
+	}
 	return append(out, r.governanceViolations()...)
 }
 
@@ -536,21 +604,35 @@ func (r *run) sampleMemory(done <-chan struct{}) {
 		case <-tick.C:
 		}
 		r.trackRotations()
+		if r.nodes {
+			r.podRSS()
+		}
 		st, err := devenv.Get(r.opts)
 		if err != nil {
 			continue
 		}
 		for _, c := range st.Components {
 			for proc, pid := range c.PIDs {
-				rss := rssOf(pid)
-				r.mu.Lock()
-				if k := c.Name + "/" + proc; rss > r.peakRSS[k] {
-					r.peakRSS[k] = rss
-				}
-				r.mu.Unlock()
+				r.recordRSS(c.Name+"/"+proc, rssOf(pid))
 			}
 		}
 	}
+}
+
+// recordRSS adds a sample of a process's RSS to what the run saw of it.
+func (r *run) recordRSS(name string, rss int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.memory[name]
+	if m == nil {
+		m = &Memory{}
+		r.memory[name] = m
+	}
+	elapsed := time.Duration(0)
+	if !r.started.IsZero() {
+		elapsed = time.Since(r.started)
+	}
+	m.Add(rss, elapsed, r.duration)
 }
 
 func rssOf(pid int) int64 {

@@ -152,7 +152,17 @@ func (r *run) addonOp() {
 		g.example[c] = false
 		return
 	}
-	if err := g.hub.Create(r.ctx, mca); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := g.hub.Create(r.ctx, mca)
+	var existing metav1.Object // nil unless read
+	if apierrors.IsAlreadyExists(err) {
+		// Still there after a disable, while the hub cleans up (its
+		// finalizer), or an earlier create that landed after all.
+		got := &addonv1alpha1.ManagedClusterAddOn{}
+		if g.hub.Get(r.ctx, client.ObjectKeyFromObject(mca), got) == nil {
+			existing = got
+		}
+	}
+	if !Enabled(err, existing) {
 		r.ops["addon-enable-failed"]++
 		return
 	}

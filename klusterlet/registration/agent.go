@@ -209,8 +209,16 @@ func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
 	switch {
 	case err == nil:
 		return review.Status.UserInfo.Username == a.subject().CommonName, nil
-	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err), isCertificateError(err):
+	case apierrors.IsUnauthorized(err), isCertificateError(err):
 		return false, nil
+	case apierrors.IsForbidden(err):
+		// Every authenticated user may ask who it is (system:basic-user): a
+		// 403 says the hub knows the credential but its authorizer is not
+		// serving yet (a hub apiserver that has just restarted refuses for a
+		// few seconds while it loads RBAC). Giving the credential up then sent
+		// the agent back to its bootstrap token, which may have expired
+		// (test/chaos, the hub-etcd fault); a credential is given up on 401.
+		return false, fmt.Errorf("the hub refuses to say who this credential is (its authorizer may still be starting): %w", err)
 	default:
 		return false, fmt.Errorf("reach the hub: %w", err)
 	}

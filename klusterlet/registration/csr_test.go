@@ -58,27 +58,42 @@ func TestRotationDue(t *testing.T) {
 	}
 }
 
-func TestNextGone(t *testing.T) {
+func TestGoneCount(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "managedclusters"}, "c1", errors.New("no"))
 	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "managedclusters"}, "c1")
 	fails := errors.New("status update failed")
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name      string
-		count     int
+		before    goneCount
 		statusErr error
 		getOwn    error
-		want      int
+		want      goneCount
 	}{
-		{"status fine", 2, nil, forbidden, 0},
-		{"own cluster unreadable", 1, fails, forbidden, 2},
-		{"own cluster deleted", 0, fails, notFound, 1},
-		{"denied: can still read its cluster", 2, fails, nil, 0},
-		{"hub unreachable", 2, fails, errors.New("connection refused"), 0},
+		{"status fine", goneCount{2, t0}, nil, forbidden, goneCount{}},
+		{"own cluster unreadable", goneCount{1, t0}, fails, forbidden, goneCount{2, t0}},
+		{"own cluster deleted: the first round starts the clock", goneCount{}, fails, notFound, goneCount{1, t0.Add(time.Minute)}},
+		{"denied: can still read its cluster", goneCount{2, t0}, fails, nil, goneCount{}},
+		{"hub unreachable", goneCount{2, t0}, fails, errors.New("connection refused"), goneCount{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, nextGone(tt.count, tt.statusErr, func() error { return tt.getOwn }))
+			assert.Equal(t, tt.want, tt.before.next(t0.Add(time.Minute), tt.statusErr, func() error { return tt.getOwn }))
 		})
+	}
+
+	for _, tt := range []struct {
+		name string
+		g    goneCount
+		now  time.Time
+		want bool
+	}{
+		{"three rounds over goneFor", goneCount{3, t0}, t0.Add(goneFor), true},
+		{"three quick rounds (a restarting hub's 403s)", goneCount{3, t0}, t0.Add(goneFor - time.Second), false},
+		{"long but two rounds", goneCount{2, t0}, t0.Add(time.Hour), false},
+		{"none", goneCount{}, t0.Add(time.Hour), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, tt.g.gone(tt.now)) })
 	}
 }
 

@@ -63,7 +63,7 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 		a.log.Error(err, "report ManagedClusterJoined")
 	}
 	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
-	gone := 0 // status rounds in a row without our ManagedCluster
+	var gone goneCount // status rounds in a row without our ManagedCluster
 	getOwn := func() error {
 		_, err := hub.clusters.ClusterV1().ManagedClusters().Get(ctx, a.opts.ClusterName, metav1.GetOptions{})
 		return err
@@ -92,7 +92,7 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 				lease = d
 			}
 			statusTick.Reset(nextRound(err, a.opts.StatusSyncInterval, a.opts.RetryInterval))
-			if gone = nextGone(gone, err, getOwn); gone >= goneAfter {
+			if gone = gone.next(time.Now(), err, getOwn); gone.gone(time.Now()) {
 				a.log.Info("the hub no longer has this cluster (its ManagedCluster and RBAC are gone); registering again")
 				return errRebootstrap
 			}
@@ -238,18 +238,40 @@ func nextRound(err error, period, retry time.Duration) time.Duration {
 }
 
 // goneAfter is how many status rounds in a row must find the cluster's own
-// ManagedCluster out of reach before the agent concludes it was deleted.
-const goneAfter = 3
+// ManagedCluster out of reach, and goneFor how long since the first of them,
+// before the agent concludes it was deleted. Rounds alone are not enough: a
+// failed round is retried after the retry interval (nextRound), and a hub
+// apiserver that has just restarted answers 403 for a few seconds while its
+// authorizer loads RBAC.
+const (
+	goneAfter = 3
+	goneFor   = 30 * time.Second
+)
 
-// nextGone counts consecutive status rounds whose failure comes with the agent's
-// own ManagedCluster unreadable (403 or 404). A denied cluster can still read it,
-// so that count stays 0; so it does when the round succeeded.
-func nextGone(count int, statusErr error, getOwn func() error) int {
+// goneCount counts consecutive status rounds whose failure comes with the
+// agent's own ManagedCluster unreadable (403 or 404), and since when. A denied
+// cluster can still read it, so that count stays 0; so it does when the round
+// succeeded.
+type goneCount struct {
+	rounds int
+	since  time.Time
+}
+
+func (g goneCount) next(now time.Time, statusErr error, getOwn func() error) goneCount {
 	if statusErr == nil {
-		return 0
+		return goneCount{}
 	}
 	if err := getOwn(); apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
-		return count + 1
+		if g.rounds == 0 {
+			g.since = now
+		}
+		g.rounds++
+		return g
 	}
-	return 0
+	return goneCount{}
+}
+
+// gone: the cluster has been out of reach for goneAfter rounds and goneFor.
+func (g goneCount) gone(now time.Time) bool {
+	return g.rounds >= goneAfter && now.Sub(g.since) >= goneFor
 }

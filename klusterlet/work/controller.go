@@ -129,7 +129,15 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	results, outcome := r.applyAll(ctx, work, amw)
 	r.trace(req.NamespacedName, StageApplied)
-	if err := wait(finalized); err != nil {
+	if err := wait(finalized); apierrors.IsNotFound(err) {
+		// The work left the hub before it held the finalizer: nothing there
+		// waits for this agent, and no later event names it. What was just
+		// applied for it is removed now, as its deletion would have; left to
+		// the evictor, it stayed on the cluster for the eviction grace (an
+		// hour by default; test/chaos found it after a partition healed).
+		log.Info("the work was deleted from the hub while it was applied; removing what was applied for it")
+		return r.abandon(ctx, work, amw)
+	} else if err != nil {
 		return ctrl.Result{}, err
 	}
 	work = withFinalizer // its resourceVersion, for the status write

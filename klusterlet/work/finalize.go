@@ -64,6 +64,24 @@ func (r *reconciler) releaseRecord(ctx context.Context, work *workv1.ManifestWor
 	return ctrl.Result{RequeueAfter: waitCleanup}, nil
 }
 
+// abandon removes what was applied for a work that is gone from the hub and
+// never held the agent's finalizer, then its record, and forgets the work.
+// An object whose deletion is still in progress (it has finalizers) keeps the
+// record, and with it the evictor's eye on what is left.
+func (r *reconciler) abandon(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) (ctrl.Result, error) {
+	r.addUnrecorded(ctx, work, amw)
+	done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
+	if err != nil || !done {
+		r.forget(ctx, work.Name)
+		return ctrl.Result{}, err
+	}
+	if err := dropRecord(ctx, r.spoke, amw); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.forget(ctx, work.Name)
+	return ctrl.Result{}, nil
+}
+
 // addUnrecorded adds to amw's status (in memory only) the objects of the
 // work's manifests that carry an owner reference to amw but are not recorded
 // in it: the agent records after it writes the work's status, so an agent

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -197,18 +198,18 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 	if !ns.DeletionTimestamp.IsZero() {
 		return fmt.Errorf("namespace %s is still being deleted; retrying", name)
 	}
-	if err := applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, true)); err != nil {
-		return err
-	}
-	if err := applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)); err != nil {
-		return err
-	}
+	// The cluster's RBAC and lease are independent of each other once its
+	// namespace exists: written at once, not in sequence (five round trips
+	// on a busy apiserver were most of an accept: test/bench/registration).
+	// HubAccepted is reported only after all of them succeeded.
+	var g errgroup.Group
+	g.Go(func() error { return applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, true)) })
+	g.Go(func() error { return applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)) })
 	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
-		if err := applyRoleBinding(ctx, r.Client, rb); err != nil {
-			return err
-		}
+		g.Go(func() error { return applyRoleBinding(ctx, r.Client, rb) })
 	}
-	return ensureLease(ctx, r.Client, name)
+	g.Go(func() error { return ensureLease(ctx, r.Client, name) })
+	return g.Wait()
 }
 
 func (r *Reconciler) reader() client.Reader {

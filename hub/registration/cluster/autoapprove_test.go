@@ -31,9 +31,9 @@ const autoJoiner = "auto-joiner-race"
 // TestAutoApproveNeverOverridesADeny plays out, step by step, an auto-approve
 // user's first CSR decided between the admin's deny (spec.hubAcceptsClient
 // false) and the hub applying it (HubAccepted still True, or dropped by the
-// agent): the approver must neither accept the cluster again nor approve.
-// Nor does it give a new certificate to a cluster being deleted. A cluster
-// nobody decided on is still accepted, and its CSR approved once granted.
+// agent): the approver must neither accept the cluster again nor approve. A
+// cluster nobody decided on is still accepted, and its CSR approved once
+// granted.
 func TestAutoApproveNeverOverridesADeny(t *testing.T) {
 	ctx := context.Background()
 	grantCSRCreate(t, autoJoiner)
@@ -77,17 +77,6 @@ func TestAutoApproveNeverOverridesADeny(t *testing.T) {
 		require.NoError(t, agentClient(t, name).Status().Update(ctx, mc))
 		deny(t, name)
 		refused(t, name, createCSR(t, name))
-	})
-
-	t.Run("cluster being deleted", func(t *testing.T) {
-		const name = "being-deleted"
-		createAccepted(t, name)
-		reconcile(t, name)
-		require.NoError(t, admin.Delete(ctx, getCluster(t, name))) // the finalizer holds it
-		require.False(t, getCluster(t, name).DeletionTimestamp.IsZero())
-		csrName := createCSR(t, name)
-		decide(t, csrName)
-		assert.False(t, approvedCSR(t, csrName), "a cluster being deleted gets no new certificate")
 	})
 
 	t.Run("undecided cluster: accepted, then approved once granted", func(t *testing.T) {

@@ -143,13 +143,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	case Approve:
 		if !v.Renewal {
 			// An auto-approve user joins its cluster without a separate accept,
-			// unless the admin turned that cluster away or it is being deleted.
+			// unless the admin turned that cluster away.
 			accepted, granted, err := r.acceptCluster(ctx, v.Cluster)
 			if err != nil {
 				return ctrl.Result{}, err
 			}
 			if !accepted {
-				logger.Info("CSR of an auto-approve user waits: the hub admin denied its cluster, or it is being deleted", "csr", csr.Name, "cluster", v.Cluster)
+				logger.Info("CSR of an auto-approve user waits: the hub admin denied its cluster", "csr", csr.Name, "cluster", v.Cluster)
 				return ctrl.Result{}, nil
 			}
 			if !granted {
@@ -238,11 +238,8 @@ func (r *Reconciler) acceptCluster(ctx context.Context, name string) (accepted, 
 // cluster's ClusterRole exists (the hub accepted it once; a deny keeps it,
 // read-only). Auto-approve never overrides a deny, including one the hub has
 // not applied yet (spec false, HubAccepted still True) and one whose condition
-// the agent dropped from its status; a cluster being deleted gets nothing.
+// the agent dropped from its status.
 func autoAccept(cluster *clusterv1.ManagedCluster, everGranted bool) (accepted, granted bool) {
-	if !cluster.DeletionTimestamp.IsZero() {
-		return false, false
-	}
 	hubAccepted := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
 	if cluster.Spec.HubAcceptsClient {
 		return true, hubAccepted != nil && hubAccepted.Status == metav1.ConditionTrue

@@ -12,8 +12,7 @@ import (
 
 // TestAutoAccept: auto-approval accepts only a cluster nobody decided on, and
 // approves only once the hub granted it; a deny, even one the hub has not
-// applied yet or whose condition the agent dropped, is never overridden, and
-// a cluster being deleted gets nothing.
+// applied yet or whose condition the agent dropped, is never overridden.
 func TestAutoAccept(t *testing.T) {
 	cond := func(s metav1.ConditionStatus) []metav1.Condition {
 		return []metav1.Condition{{Type: clusterv1.ManagedClusterConditionHubAccepted, Status: s}}
@@ -22,9 +21,6 @@ func TestAutoAccept(t *testing.T) {
 		return &clusterv1.ManagedCluster{Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: spec},
 			Status: clusterv1.ManagedClusterStatus{Conditions: conds}}
 	}
-	deleting := mc(true, cond(metav1.ConditionTrue))
-	now := metav1.Now()
-	deleting.DeletionTimestamp = &now
 	tests := []struct {
 		name                  string
 		cluster               *clusterv1.ManagedCluster
@@ -38,7 +34,6 @@ func TestAutoAccept(t *testing.T) {
 		{"denied", mc(false, cond(metav1.ConditionFalse)), true, false, false},
 		{"deny not yet applied (HubAccepted still True)", mc(false, cond(metav1.ConditionTrue)), true, false, false},
 		{"deny after the agent dropped its condition", mc(false, nil), true, false, false},
-		{"being deleted", deleting, true, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,10 +2,12 @@ package csr
 
 import (
 	"context"
+	"slices"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -37,23 +39,42 @@ type Reconciler struct {
 // Each CSR is decided on its own, and never by two workers at once.
 const Workers = 10
 
+// clusterIndex indexes CSRs by their cluster-name label in the hub's cache.
+const clusterIndex = "csr.clusterName"
+
 // SetupWithManager registers the reconciler for CSRs with the cluster-name label.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	hasLabel := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("csr-approver").
 		WithOptions(controller.Options{MaxConcurrentReconciles: Workers}).
-		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(hasLabel)).
-		// An auto-approved first CSR waits for its cluster's RBAC (see Reconcile).
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn)).
-		Complete(r)
+		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(hasLabel))
+	if len(r.AutoApproveUsers) > 0 {
+		// An auto-approved first CSR waits for its cluster's RBAC (see
+		// Reconcile); only then is there anything to wait for.
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &certificatesv1.CertificateSigningRequest{}, clusterIndex,
+			func(o client.Object) []string {
+				if name, ok := o.GetLabels()[ocm.ClusterNameLabel]; ok {
+					return []string{name}
+				}
+				return nil
+			}); err != nil {
+			return err
+		}
+		b = b.Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.waitingOn))
+	}
+	return b.Complete(r)
 }
 
 // waitingOn maps a ManagedCluster the hub has just granted (HubAccepted=True,
-// not yet Joined) to its undecided CSRs.
+// not yet Joined) to the CSRs waiting for that (awaitsGrant). Its agent writes
+// its status as often as it likes, and anyone who may create CSRs can file
+// thousands under its label: so the CSRs are found through an index, not by
+// reading all of them, and only an auto-approve user's are brought back,
+// which the first pass decides (any other waits for an admin, unchanged).
 func (r *Reconciler) waitingOn(ctx context.Context, obj client.Object) []ctrl.Request {
 	mc, ok := obj.(*clusterv1.ManagedCluster)
 	if !ok || !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) ||
@@ -61,17 +82,25 @@ func (r *Reconciler) waitingOn(ctx context.Context, obj client.Object) []ctrl.Re
 		return nil
 	}
 	var list certificatesv1.CertificateSigningRequestList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{ocm.ClusterNameLabel: mc.Name}); err != nil {
+	if err := r.Client.List(ctx, &list, client.MatchingFields{clusterIndex: mc.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		log.FromContext(ctx).Error(err, "list the CSRs of a newly accepted cluster", "cluster", mc.Name)
 		return nil
 	}
 	var reqs []ctrl.Request
 	for i := range list.Items {
-		if !Decided(&list.Items[i]) {
+		if awaitsGrant(&list.Items[i], r.AutoApproveUsers) {
 			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKey{Name: list.Items[i].Name}})
 		}
 	}
 	return reqs
+}
+
+// awaitsGrant: csr may be one an auto-approve user's first CSR left waiting for
+// its cluster's RBAC: undecided, for the signer the hub decides, from an
+// auto-approve user.
+func awaitsGrant(csr *certificatesv1.CertificateSigningRequest, autoApproveUsers []string) bool {
+	return !Decided(csr) && csr.Spec.SignerName == certificatesv1.KubeAPIServerClientSignerName &&
+		slices.Contains(autoApproveUsers, csr.Spec.Username)
 }
 
 // Reconcile: get, evaluate, approve (or record why not).
@@ -179,24 +208,43 @@ func (r *Reconciler) mayRenew(ctx context.Context, csr *certificatesv1.Certifica
 	return sar.Status.Allowed, nil
 }
 
-// acceptCluster sets hubAcceptsClient for an auto-approve user's cluster. It
-// reports accepted false, changing nothing, for a cluster the admin denied (its
-// HubAcceptedManagedCluster condition is False): auto-approve never overrides a
-// deny. granted: the hub has already made the cluster's RBAC (HubAccepted=True).
+// acceptCluster sets hubAcceptsClient for an auto-approve user's cluster when
+// nobody has decided on it yet (autoAccept). granted: the hub has already made
+// the cluster's RBAC (HubAccepted=True), so the CSR may be approved now.
 func (r *Reconciler) acceptCluster(ctx context.Context, name string) (accepted, granted bool, err error) {
 	cluster := &clusterv1.ManagedCluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
 		return false, false, err
 	}
+	everGranted := false
+	if !cluster.Spec.HubAcceptsClient {
+		err := r.Client.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
+		if client.IgnoreNotFound(err) != nil {
+			return false, false, err
+		}
+		everGranted = err == nil
+	}
+	accepted, granted = autoAccept(cluster, everGranted)
+	if accepted && !cluster.Spec.HubAcceptsClient {
+		cluster.Spec.HubAcceptsClient = true
+		return true, false, r.Client.Update(ctx, cluster)
+	}
+	return accepted, granted, nil
+}
+
+// autoAccept decides what an auto-approve user's first CSR may do with its
+// cluster: accepted, the cluster is accepted or may be (nobody decided on it);
+// granted, the hub has made its RBAC (HubAccepted=True). everGranted: the
+// cluster's ClusterRole exists (the hub accepted it once; a deny keeps it,
+// read-only). Auto-approve never overrides a deny, including one the hub has
+// not applied yet (spec false, HubAccepted still True) and one whose condition
+// the agent dropped from its status.
+func autoAccept(cluster *clusterv1.ManagedCluster, everGranted bool) (accepted, granted bool) {
 	hubAccepted := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
 	if cluster.Spec.HubAcceptsClient {
-		return true, hubAccepted != nil && hubAccepted.Status == metav1.ConditionTrue, nil
+		return true, hubAccepted != nil && hubAccepted.Status == metav1.ConditionTrue
 	}
-	if hubAccepted != nil && hubAccepted.Status == metav1.ConditionFalse {
-		return false, false, nil
-	}
-	cluster.Spec.HubAcceptsClient = true
-	return true, false, r.Client.Update(ctx, cluster)
+	return hubAccepted == nil && !everGranted, false
 }
 
 func (r *Reconciler) event(csr *certificatesv1.CertificateSigningRequest, kind, reason, msg string) {

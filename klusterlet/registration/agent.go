@@ -213,12 +213,14 @@ func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
 		return false, nil
 	case apierrors.IsForbidden(err):
 		// Every authenticated user may ask who it is (system:basic-user): a
-		// 403 says the hub knows the credential but its authorizer is not
-		// serving yet (a hub apiserver that has just restarted refuses for a
-		// few seconds while it loads RBAC). Giving the credential up then sent
-		// the agent back to its bootstrap token, which may have expired
-		// (test/chaos, the hub-etcd fault); a credential is given up on 401.
-		return false, fmt.Errorf("the hub refuses to say who this credential is (its authorizer may still be starting): %w", err)
+		// 403 says the hub authenticated the credential but its authorizer
+		// does not serve the question (a hub apiserver that has just
+		// restarted refuses for a few seconds while it loads RBAC; an admin
+		// may have removed system:basic-user). The credential is kept: giving
+		// it up sent the agent back to its bootstrap token, which may have
+		// expired (test/chaos, the hub-etcd fault). It is given up on 401.
+		a.log.Info("the hub authenticated the stored credential but refuses to say whose it is; keeping it", "error", err.Error())
+		return true, nil
 	default:
 		return false, fmt.Errorf("reach the hub: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,7 @@ import (
 // hub knows it; a restarting hub's authorizer refuses for a few seconds) or
 // when the hub is out of reach.
 func TestWorksGivesUpOnlyOnRejection(t *testing.T) {
-	a := &Agent{opts: Options{ClusterName: "c1"}, agentName: "a1"}
+	a := &Agent{opts: Options{ClusterName: "c1"}, agentName: "a1", log: logr.Discard()}
 	me := a.subject().CommonName
 	status := func(code int, reason metav1.StatusReason) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
@@ -45,7 +46,7 @@ func TestWorksGivesUpOnlyOnRejection(t *testing.T) {
 		{"the hub names this agent", review(me), true, false},
 		{"the hub names someone else", review("system:open-cluster-management:c2:a1"), false, false},
 		{"unknown to the hub (401): given up", status(http.StatusUnauthorized, metav1.StatusReasonUnauthorized), false, false},
-		{"403: kept, an error to retry", status(http.StatusForbidden, metav1.StatusReasonForbidden), false, true},
+		{"403 (authenticated, not authorised to ask): kept", status(http.StatusForbidden, metav1.StatusReasonForbidden), true, false},
 		{"hub failing: kept, an error to retry", status(http.StatusServiceUnavailable, metav1.StatusReasonServiceUnavailable), false, true},
 	}
 	for _, tt := range tests {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +32,7 @@ import (
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -47,17 +47,6 @@ func (benchAddon) Manifests(*clusterv1.ManagedCluster, *addonv1alpha1.ManagedClu
 		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "default"}, Data: map[string]string{"k": "v"}}}, nil
 }
 
-func envInt(b *testing.B, name string, def int) int {
-	if v := os.Getenv(name); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			b.Fatalf("%s=%q: %v", name, v, err)
-		}
-		return n
-	}
-	return def
-}
-
 func cpu() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -66,7 +55,7 @@ func cpu() time.Duration {
 
 // BenchmarkAddonEnable: FLOTILLA_BENCH_CLUSTERS clusters (default 100).
 func BenchmarkAddonEnable(b *testing.B) {
-	n := envInt(b, "FLOTILLA_BENCH_CLUSTERS", 100)
+	n := benchutil.EnvInt(b, "FLOTILLA_BENCH_CLUSTERS", 100, 1)
 	for range b.N {
 		run(b, n)
 	}

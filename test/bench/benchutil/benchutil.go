@@ -149,3 +149,33 @@ func ParallelN(b testing.TB, g, n int, f func(int) error) {
 		b.Fatal(first)
 	}
 }
+
+// EnvInt reads the integer knob name (def when unset); a value that is not an
+// integer of at least least stops the benchmark with a message naming it.
+func EnvInt(b testing.TB, name string, def, least int) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		b.Fatalf("%s=%q: want an integer of at least %d", name, v, least)
+	}
+	return n
+}
+
+// EnvDuration reads the duration knob name (def when unset); a value that is
+// not a positive duration stops the benchmark with a message naming it.
+func EnvDuration(b testing.TB, name string, def time.Duration) time.Duration {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		b.Fatalf("%s=%q: want a positive duration such as 90s", name, v)
+	}
+	return d
+}

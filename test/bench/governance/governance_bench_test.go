@@ -50,23 +50,11 @@ import (
 
 const ns = "policies"
 
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
 func BenchmarkGovernance(b *testing.B) {
-	policies := envInt(b, "FLOTILLA_BENCH_POLICIES", 100)
-	clusters := envInt(b, "FLOTILLA_BENCH_CLUSTERS", 1000)
-	changes := envInt(b, "FLOTILLA_BENCH_CHANGES", 200)
-	qps := envInt(b, "FLOTILLA_BENCH_HUB_QPS", 100)
+	policies := benchutil.EnvInt(b, "FLOTILLA_BENCH_POLICIES", 100, 1)
+	clusters := benchutil.EnvInt(b, "FLOTILLA_BENCH_CLUSTERS", 1000, 1)
+	changes := benchutil.EnvInt(b, "FLOTILLA_BENCH_CHANGES", 200, 1)
+	qps := benchutil.EnvInt(b, "FLOTILLA_BENCH_HUB_QPS", 100, 1)
 	ctrl.SetLogger(logr.Discard())
 	env := testenv.Start(b, testenv.Options{})
 	ctx := b.Context()

@@ -60,41 +60,17 @@ type knobs struct {
 
 func readKnobs(b *testing.B) knobs {
 	k := knobs{
-		clusters:       envInt(b, "FLOTILLA_BENCH_CLUSTERS", 200),
-		spokes:         envInt(b, "FLOTILLA_BENCH_SPOKES", 2),
-		policies:       envInt(b, "FLOTILLA_BENCH_POLICIES", 10),
-		steady:         envDuration(b, "FLOTILLA_BENCH_STEADY", 90*time.Second),
-		statusInterval: envDuration(b, "FLOTILLA_BENCH_STATUS_INTERVAL", time.Minute),
-		addonInterval:  envDuration(b, "FLOTILLA_BENCH_ADDON_INTERVAL", time.Minute),
+		clusters:       benchutil.EnvInt(b, "FLOTILLA_BENCH_CLUSTERS", 200, 1),
+		spokes:         benchutil.EnvInt(b, "FLOTILLA_BENCH_SPOKES", 2, 1),
+		policies:       benchutil.EnvInt(b, "FLOTILLA_BENCH_POLICIES", 10, 1),
+		steady:         benchutil.EnvDuration(b, "FLOTILLA_BENCH_STEADY", 90*time.Second),
+		statusInterval: benchutil.EnvDuration(b, "FLOTILLA_BENCH_STATUS_INTERVAL", time.Minute),
+		addonInterval:  benchutil.EnvDuration(b, "FLOTILLA_BENCH_ADDON_INTERVAL", time.Minute),
 		hubArgs:        strings.Fields(os.Getenv("FLOTILLA_BENCH_HUB_ARGS")),
 		heapProfile:    os.Getenv("FLOTILLA_BENCH_HEAP_PROFILE"),
 		cpuProfile:     os.Getenv("FLOTILLA_BENCH_CPU_PROFILE"),
 	}
 	return k
-}
-
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
-func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		b.Fatalf("%s=%q: want a positive duration such as 90s", name, v)
-	}
-	return d
 }
 
 // BenchmarkFleet joins the fleet, gives every cluster one ManifestWork and

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +30,7 @@ import (
 
 	"flotilla.dev/flotilla/klusterlet/work"
 	"flotilla.dev/flotilla/klusterlet/work/worktest"
+	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -57,7 +57,7 @@ func BenchmarkWorkDistribution(b *testing.B) {
 	// the memory of one agent holding 1,000 works.
 	sizes := [][2]int{{1000, 10}, {1000, 1}}
 	if os.Getenv("FLOTILLA_BENCH_WORKS") != "" || os.Getenv("FLOTILLA_BENCH_CLUSTERS") != "" {
-		sizes = [][2]int{{envInt(b, "FLOTILLA_BENCH_WORKS", 1000), envInt(b, "FLOTILLA_BENCH_CLUSTERS", 10)}}
+		sizes = [][2]int{{benchutil.EnvInt(b, "FLOTILLA_BENCH_WORKS", 1000, 0), benchutil.EnvInt(b, "FLOTILLA_BENCH_CLUSTERS", 10, 0)}}
 	}
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("works=%d/clusters=%d", size[0], size[1]), func(b *testing.B) {
@@ -68,23 +68,11 @@ func BenchmarkWorkDistribution(b *testing.B) {
 	}
 }
 
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		b.Fatalf("%s=%q: %v", name, v, err)
-	}
-	return n
-}
-
 func run(b *testing.B, works, clusters int) {
-	timeout := time.Duration(envInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600)) * time.Second
-	rate := envInt(b, "FLOTILLA_BENCH_RATE", 0)             // 0: a burst, 8 concurrent creators
-	workers := envInt(b, "FLOTILLA_BENCH_AGENT_WORKERS", 0) // 0: the agent's default
-	agentQPS := envInt(b, "FLOTILLA_BENCH_AGENT_QPS", 0)    // 0: the agent's default
+	timeout := time.Duration(benchutil.EnvInt(b, "FLOTILLA_BENCH_TIMEOUT_S", 600, 0)) * time.Second
+	rate := benchutil.EnvInt(b, "FLOTILLA_BENCH_RATE", 0, 0)             // 0: a burst, 8 concurrent creators
+	workers := benchutil.EnvInt(b, "FLOTILLA_BENCH_AGENT_WORKERS", 0, 0) // 0: the agent's default
+	agentQPS := benchutil.EnvInt(b, "FLOTILLA_BENCH_AGENT_QPS", 0, 0)    // 0: the agent's default
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -96,6 +97,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				if err := r.Client.Status().Update(ctx, cluster); err != nil {
 					return ctrl.Result{}, err
 				}
+				log.FromContext(ctx).Info("the cluster's lease is stale: Available is Unknown",
+					"cluster", cluster.Name, "renewed", renewed.UTC().Format(time.RFC3339Nano), "grace", grace.String())
 			}
 		} else {
 			requeue = left + 100*time.Millisecond

@@ -213,6 +213,7 @@ func TestChaos(t *testing.T) {
 			report.Violations = append(report.Violations, Violation{NoConvergence,
 				fmt.Sprintf("after killing %s the fleet did not converge within %s: %s", f.Target, convergeBound,
 					summarize(r.violations()))})
+			t.Logf("chaos: the hub's view when %s did not converge:\n%s", f.Target, r.hubView())
 		}
 	}
 	// The end: everything converges once more and every invariant holds.
@@ -754,4 +755,44 @@ func (r *run) rotationLag() []Violation {
 		}
 	}
 	return out
+}
+
+// hubView is what the hub says of each cluster (Available, taints, lease
+// renewal) and what Placement chaos/all decided, read afresh: the state to
+// look at when the fleet did not converge.
+func (r *run) hubView() string {
+	var b strings.Builder
+	for _, c := range r.clusters {
+		mc, err := r.hubOCM.ClusterV1().ManagedClusters().Get(r.ctx, c, metav1.GetOptions{})
+		if err != nil {
+			fmt.Fprintf(&b, "  %s: %v\n", c, err)
+			continue
+		}
+		avail := "none"
+		if cond := meta.FindStatusCondition(mc.Status.Conditions, "ManagedClusterConditionAvailable"); cond != nil {
+			avail = fmt.Sprintf("%s/%s since %s", cond.Status, cond.Reason, cond.LastTransitionTime.UTC().Format(time.RFC3339))
+		}
+		var taints []string
+		for _, tn := range mc.Spec.Taints {
+			taints = append(taints, tn.Key)
+		}
+		renewed := "no lease"
+		if l, err := r.hubKube.CoordinationV1().Leases(c).Get(r.ctx, "managed-cluster-lease", metav1.GetOptions{}); err == nil && l.Spec.RenewTime != nil {
+			renewed = l.Spec.RenewTime.UTC().Format(time.RFC3339Nano)
+		}
+		fmt.Fprintf(&b, "  %s: Available %s; taints %v; lease renewed %s\n", c, avail, taints, renewed)
+	}
+	decisions, err := r.hubOCM.ClusterV1beta1().PlacementDecisions(rsNamespace).List(r.ctx, metav1.ListOptions{})
+	if err != nil {
+		fmt.Fprintf(&b, "  placement decisions: %v\n", err)
+		return b.String()
+	}
+	for _, d := range decisions.Items {
+		var names []string
+		for _, cd := range d.Status.Decisions {
+			names = append(names, cd.ClusterName)
+		}
+		fmt.Fprintf(&b, "  PlacementDecision %s: %v\n", d.Name, names)
+	}
+	return b.String()
 }

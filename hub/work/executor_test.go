@@ -25,15 +25,22 @@ import (
 // and to execute-as each of executors (resource names).
 func grant(t *testing.T, env *testenv.Env, ns, user string, executors ...string) client.Client {
 	t.Helper()
+	return grantWith(t, env, ns, user, "works-", rbacv1.PolicyRule{APIGroups: []string{workv1.GroupName},
+		Resources: []string{"manifestworks", "manifestworkreplicasets"}, Verbs: []string{"get", "create", "update"}}, executors)
+}
+
+// grantWith binds user, in namespace ns, to rule and to execute-as each of
+// executors, in a Role named prefix+user, and returns a client acting as user.
+func grantWith(t *testing.T, env *testenv.Env, ns, user, prefix string, rule rbacv1.PolicyRule, executors []string) client.Client {
+	t.Helper()
 	ctx := context.Background()
 	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
-	rules := []rbacv1.PolicyRule{{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks", "manifestworkreplicasets"},
-		Verbs: []string{"get", "create", "update"}}}
+	rules := []rbacv1.PolicyRule{rule}
 	if len(executors) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks"},
 			Verbs: []string{work.ExecuteAsVerb}, ResourceNames: executors})
 	}
-	name := "works-" + user
+	name := prefix + user
 	_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -193,26 +200,8 @@ func TestReplicaSetNilExecutor(t *testing.T) {
 // and to execute-as each of executors.
 func grantAddons(t *testing.T, env *testenv.Env, ns, user string, executors ...string) client.Client {
 	t.Helper()
-	ctx := context.Background()
-	cs := kubernetes.NewForConfigOrDie(env.Hub.Config)
-	rules := []rbacv1.PolicyRule{{APIGroups: []string{addonv1alpha1.GroupName}, Resources: []string{"managedclusteraddons"},
-		Verbs: []string{"get", "create", "update"}}}
-	if len(executors) > 0 {
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{workv1.GroupName}, Resources: []string{"manifestworks"},
-			Verbs: []string{work.ExecuteAsVerb}, ResourceNames: executors})
-	}
-	name := "addons-" + user
-	_, err := cs.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	cfg := rest.CopyConfig(env.Hub.Config)
-	cfg.Impersonate.UserName = user
-	c, err := client.New(cfg, client.Options{Scheme: scheme.New()})
-	require.NoError(t, err)
-	return c
+	return grantWith(t, env, ns, user, "addons-", rbacv1.PolicyRule{APIGroups: []string{addonv1alpha1.GroupName},
+		Resources: []string{"managedclusteraddons"}, Verbs: []string{"get", "create", "update"}}, executors)
 }
 
 func addon(ns, name, installNs string, configs ...addonv1alpha1.AddOnConfig) *addonv1alpha1.ManagedClusterAddOn {

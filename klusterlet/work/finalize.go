@@ -37,13 +37,8 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 	case err != nil:
 		return ctrl.Result{}, err
 	default:
-		r.addUnrecorded(ctx, work, amw)
-		done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
-		if err != nil || !done {
+		if done, err := r.removeApplied(ctx, work, amw); err != nil || !done {
 			return ctrl.Result{RequeueAfter: waitCleanup}, err
-		}
-		if err := dropRecord(ctx, r.spoke, amw); err != nil {
-			return ctrl.Result{}, err
 		}
 	}
 	controllerutil.RemoveFinalizer(work, workv1.ManifestWorkFinalizer)
@@ -53,15 +48,8 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 // releaseRecord finishes the deletion of an AppliedManifestWork someone deleted
 // while its ManifestWork still exists.
 func (r *reconciler) releaseRecord(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) (ctrl.Result, error) {
-	r.addUnrecorded(ctx, work, amw)
-	done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
-	if err != nil || !done {
-		return ctrl.Result{RequeueAfter: waitCleanup}, err
-	}
-	if err := dropRecord(ctx, r.spoke, amw); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{RequeueAfter: waitCleanup}, nil
+	_, err := r.removeApplied(ctx, work, amw)
+	return ctrl.Result{RequeueAfter: waitCleanup}, err
 }
 
 // abandon removes what was applied for a work that is gone from the hub and
@@ -69,17 +57,20 @@ func (r *reconciler) releaseRecord(ctx context.Context, work *workv1.ManifestWor
 // An object whose deletion is still in progress (it has finalizers) keeps the
 // record, and with it the evictor's eye on what is left.
 func (r *reconciler) abandon(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) (ctrl.Result, error) {
-	r.addUnrecorded(ctx, work, amw)
-	done, err := cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption)
-	if err != nil || !done {
-		r.forget(ctx, work.Name)
-		return ctrl.Result{}, err
-	}
-	if err := dropRecord(ctx, r.spoke, amw); err != nil {
-		return ctrl.Result{}, err
-	}
+	_, err := r.removeApplied(ctx, work, amw)
 	r.forget(ctx, work.Name)
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, err
+}
+
+// removeApplied deletes (or keeps, per spec.deleteOption) what amw lists and
+// what carries an owner reference to it, then drops the record once nothing
+// is left; done says it was dropped.
+func (r *reconciler) removeApplied(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) (done bool, err error) {
+	r.addUnrecorded(ctx, work, amw)
+	if done, err = cleanup(ctx, r.spoke, r.applier, amw, work.Spec.DeleteOption); err != nil || !done {
+		return false, err
+	}
+	return true, dropRecord(ctx, r.spoke, amw)
 }
 
 // addUnrecorded adds to amw's status (in memory only) the objects of the

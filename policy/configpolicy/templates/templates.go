@@ -209,38 +209,26 @@ func functions(r Reader) template.FuncMap {
 	configMap := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	claim := schema.GroupVersionKind{Group: "cluster.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterClaim"}
 	// getSecret and getConfigMap word their failures as upstream's functions.
-	getSecret := func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
-		for _, a := range append([]string{ns, name}, args...) {
-			if a == "" {
-				what := "namespace and name"
-				if len(args) > 0 {
-					what = "namespace, name, and key"
+	getter := func(gvk schema.GroupVersionKind, resource, failed string) func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
+		return func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
+			for _, a := range append([]string{ns, name}, args...) {
+				if a == "" {
+					what := "namespace and name"
+					if len(args) > 0 {
+						what = "namespace, name, and key"
+					}
+					return nil, fmt.Errorf("%w: %s must be specified", errInvalidInput, what)
 				}
-				return nil, fmt.Errorf("%w: %s must be specified", errInvalidInput, what)
 			}
-		}
-		s, err := get(secret, "secrets", ns, name)
-		if err != nil {
-			return nil, fmt.Errorf("failed to get the secret %s from %s: %w", name, ns, err)
-		}
-		return s, nil
-	}
-	getConfigMap := func(ns, name string, args ...string) (*unstructured.Unstructured, error) {
-		for _, a := range append([]string{ns, name}, args...) {
-			if a == "" {
-				what := "namespace and name"
-				if len(args) > 0 {
-					what = "namespace, name, and key"
-				}
-				return nil, fmt.Errorf("%w: %s must be specified", errInvalidInput, what)
+			obj, err := get(gvk, resource, ns, name)
+			if err != nil {
+				return nil, fmt.Errorf(failed+": %w", name, ns, err)
 			}
+			return obj, nil
 		}
-		cm, err := get(configMap, "configmaps", ns, name)
-		if err != nil {
-			return nil, fmt.Errorf("failed getting the ConfigMap %s from %s: %w", name, ns, err)
-		}
-		return cm, nil
 	}
+	getSecret := getter(secret, "secrets", "failed to get the secret %s from %s")
+	getConfigMap := getter(configMap, "configmaps", "failed getting the ConfigMap %s from %s")
 	jsonMarker := func(v any) (string, error) {
 		b, err := json.Marshal(v)
 		if err != nil {

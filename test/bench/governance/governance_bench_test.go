@@ -18,7 +18,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -106,20 +104,7 @@ func BenchmarkGovernance(b *testing.B) {
 
 	start := time.Now()
 	benchutil.Parallel(b, policies, func(i int) error {
-		name := fmt.Sprintf("policy-%03d", i)
-		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
-			policyv1.StandardsAnnotation: "NIST SP 800-53", policyv1.CategoriesAnnotation: "CM Configuration Management",
-			policyv1.ControlsAnnotation: "CM-2 Baseline Configuration"}},
-			Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: k8sruntime.RawExtension{Raw: []byte(
-				`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"` + name + `-ns"},` +
-					`"spec":{"remediationAction":"inform","severity":"low","object-templates":[{"complianceType":"musthave",` +
-					`"objectDefinition":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod-` + strconv.Itoa(i) + `"}}}]}}`)}}}}}
-		if err := c.Create(ctx, p); err != nil {
-			return err
-		}
-		return c.Create(ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "binding-" + name, Namespace: ns},
-			PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "all"},
-			Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: name}}})
+		return benchutil.CreateBoundPolicy(ctx, c, ns, fmt.Sprintf("policy-%03d", i), i)
 	})
 	// Fully propagated: every root lists every cluster in its status (written
 	// after its replicas), then the replicas are counted once.

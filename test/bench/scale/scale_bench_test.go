@@ -344,20 +344,7 @@ func createPolicies(b *testing.B, ctx context.Context, c client.Client, n int) {
 	must(b, c.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: policyNS},
 		Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}}))
 	benchutil.Parallel(b, n, func(i int) error {
-		name := fmt.Sprintf("policy-%02d", i)
-		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: policyNS, Annotations: map[string]string{
-			policyv1.StandardsAnnotation: "NIST SP 800-53", policyv1.CategoriesAnnotation: "CM Configuration Management",
-			policyv1.ControlsAnnotation: "CM-2 Baseline Configuration"}},
-			Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{{ObjectDefinition: k8sruntime.RawExtension{Raw: []byte(
-				`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"` + name + `-ns"},` +
-					`"spec":{"remediationAction":"inform","severity":"low","object-templates":[{"complianceType":"musthave",` +
-					`"objectDefinition":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"prod-` + strconv.Itoa(i) + `"}}}]}}`)}}}}}
-		if err := c.Create(ctx, p); err != nil {
-			return err
-		}
-		return c.Create(ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "binding-" + name, Namespace: policyNS},
-			PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "all"},
-			Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: name}}})
+		return benchutil.CreateBoundPolicy(ctx, c, policyNS, fmt.Sprintf("policy-%02d", i), i)
 	})
 }
 

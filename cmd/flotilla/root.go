@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"flag"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -34,6 +37,16 @@ func newRootCommand() *cobra.Command {
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	var verbosity int
+	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "log verbosity, as kubectl's: 4 shows each watch the hub or agent opens and closes, 6 each request")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if verbosity < 0 {
+			return errors.New("-v: verbosity cannot be negative")
+		}
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		return fs.Set("v", strconv.Itoa(verbosity))
 	}
 	// One constructor per verb or noun, each in its own file.
 	root.AddCommand(

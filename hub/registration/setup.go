@@ -47,7 +47,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	})); err != nil {
 		return err
 	}
-	if err := (&health.Reconciler{Client: c, GraceMultiplier: opts.LeaseGraceMultiplier}).SetupWithManager(mgr); err != nil {
+	if err := (&health.Reconciler{Client: c, Reader: mgr.GetAPIReader(), GraceMultiplier: opts.LeaseGraceMultiplier}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	approver := &csr.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("flotilla-csr-approver"), AutoApproveUsers: opts.AutoApproveUsers}

@@ -43,6 +43,9 @@ type Options struct {
 	// KlusterletArgs are appended to every `flotilla klusterlet` command line
 	// (e.g. --client-cert-expiration-seconds for the chaos run). Default none.
 	KlusterletArgs []string
+	// HubArgs are appended to the `flotilla hub` command line of the process
+	// mode (e.g. -v 4 to log its watches). Default none.
+	HubArgs []string
 }
 
 const (

@@ -55,6 +55,9 @@ const (
 	worksPerCluster = 12
 	// convergeBound is how long the fleet may take to converge after a fault.
 	convergeBound = 4 * time.Minute
+	// slowConverge is when a fault still not converged has the hub's view
+	// logged, while the trouble lasts.
+	slowConverge = 90 * time.Second
 	// memoryBound is the most any Flotilla process may hold.
 	memoryBound = 1 << 30
 	// certSeconds is the life of the clusters' hub certificates in a run of at
@@ -125,7 +128,16 @@ func TestChaos(t *testing.T) {
 		seed = s
 	}
 	nodes := os.Getenv("FLOTILLA_CHAOS_NODES") == "1"
-	t.Logf("chaos: duration %s, nodes %v, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, nodes, seed, seed)
+	kinds := faultKinds
+	if nodes {
+		kinds = nodesFaultKinds
+	}
+	if v := os.Getenv("FLOTILLA_CHAOS_FAULTS"); v != "" {
+		var err error
+		kinds, err = chooseKinds(v, kinds)
+		require.NoError(t, err, "FLOTILLA_CHAOS_FAULTS")
+	}
+	t.Logf("chaos: duration %s, nodes %v, faults %v, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, nodes, kinds, seed, seed)
 
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -151,6 +163,8 @@ func TestChaos(t *testing.T) {
 	// The klusterlets of the nodes mode are Pods that `join` installs, with
 	// no way to pass them --client-cert-expiration-seconds: rotations are
 	// the process mode's.
+	// FLOTILLA_CHAOS_HUB_ARGS: more `flotilla hub` flags, e.g. "-v 4" to log its watches.
+	r.opts.HubArgs = strings.Fields(os.Getenv("FLOTILLA_CHAOS_HUB_ARGS"))
 	shortCerts := duration >= rotationRun && !nodes
 	if shortCerts {
 		r.opts.KlusterletArgs = []string{"--client-cert-expiration-seconds", strconv.Itoa(certSeconds)}
@@ -180,12 +194,8 @@ func TestChaos(t *testing.T) {
 	hubDownAtRotation := false
 	for time.Now().Before(deadline) {
 		phase := time.Duration(8+r.rng.IntN(12)) * time.Second
-		kinds := faultKinds
-		if nodes {
-			kinds = nodesFaultKinds
-		}
 		kind := kinds[r.rng.IntN(len(kinds))]
-		if nodes && len(report.Faults) == 0 {
+		if nodes && len(report.Faults) == 0 && slices.Contains(kinds, "partition") {
 			kind = "partition" // the first: a short run (CI's) has one for sure
 		}
 		if shortCerts && !hubDownAtRotation {
@@ -213,7 +223,7 @@ func TestChaos(t *testing.T) {
 			report.Violations = append(report.Violations, Violation{NoConvergence,
 				fmt.Sprintf("after killing %s the fleet did not converge within %s: %s", f.Target, convergeBound,
 					summarize(r.violations()))})
-			t.Logf("chaos: the hub's view when %s did not converge:\n%s", f.Target, r.hubView())
+			t.Logf("chaos: the hub's view when %s did not converge:\n%s%s", f.Target, r.hubView(), r.watchCacheView())
 		}
 	}
 	// The end: everything converges once more and every invariant holds.
@@ -476,8 +486,17 @@ func pidOf(st *devenv.Status, component, process string) int {
 // converge waits until no invariant is violated, at most convergeBound, then
 // re-reads which works live (a write whose answer was lost may have landed).
 func (r *run) converge() bool {
+	start, told := time.Now(), false
 	err := wait.PollUntilContextTimeout(r.ctx, 250*time.Millisecond, convergeBound, true,
-		func(context.Context) (bool, error) { return len(r.violations()) == 0, nil })
+		func(context.Context) (bool, error) {
+			v := r.violations()
+			if len(v) > 0 && !told && time.Since(start) > slowConverge {
+				// Seen while it lasts: what the hub and its apiserver hold.
+				told = true
+				r.t.Logf("chaos: not converged after %s: %s\n%s%s", slowConverge, summarize(v), r.hubView(), r.watchCacheView())
+			}
+			return len(v) == 0, nil
+		})
 	r.relist()
 	return err == nil
 }
@@ -794,5 +813,118 @@ func (r *run) hubView() string {
 		}
 		fmt.Fprintf(&b, "  PlacementDecision %s: %v\n", d.Name, names)
 	}
+	return b.String()
+}
+
+// chooseKinds reads FLOTILLA_CHAOS_FAULTS: a comma-separated subset of the
+// mode's fault kinds, to weight a run towards the faults under study.
+func chooseKinds(v string, all []string) ([]string, error) {
+	var kinds []string
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(all, k) {
+			return nil, fmt.Errorf("%q is not a fault kind of this mode (one of %s)", k, strings.Join(all, ", "))
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}
+
+// watchCacheView compares what the hub apiserver's watch cache serves (a list
+// at resourceVersion 0) with a consistent read, resource by resource: objects
+// whose cached version differs show a cache that stopped following etcd, and
+// every informer watching through it is as stale.
+func (r *run) watchCacheView() string {
+	var b strings.Builder
+	b.WriteString("  the apiserver's watch cache against a consistent read:\n")
+	check := func(what string, list func(rv string) (string, map[string]string, error)) {
+		cachedRV, cached, err := list("0")
+		if err != nil {
+			fmt.Fprintf(&b, "    %s: cached list: %v\n", what, err)
+			return
+		}
+		freshRV, fresh, err := list("")
+		if err != nil {
+			fmt.Fprintf(&b, "    %s: consistent list: %v\n", what, err)
+			return
+		}
+		var differ []string
+		for _, k := range slices.Sorted(maps.Keys(fresh)) {
+			if cached[k] != fresh[k] {
+				differ = append(differ, fmt.Sprintf("%s cached %q, stored %q", k, cached[k], fresh[k]))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(cached)) {
+			if _, ok := fresh[k]; !ok {
+				differ = append(differ, fmt.Sprintf("%s cached %q, gone", k, cached[k]))
+			}
+		}
+		fmt.Fprintf(&b, "    %s: cache at %s, etcd at %s, %d of %d objects differ %v\n", what, cachedRV, freshRV, len(differ), len(fresh), differ)
+	}
+	opts := func(rv string) metav1.ListOptions { return metav1.ListOptions{ResourceVersion: rv} }
+	versions := func(listRV string, items []metav1.ObjectMeta) (string, map[string]string, error) {
+		m := map[string]string{}
+		for _, o := range items {
+			m[o.Namespace+"/"+o.Name] = o.ResourceVersion
+		}
+		return listRV, m, nil
+	}
+	check("managedclusters", func(rv string) (string, map[string]string, error) {
+		l, err := r.hubOCM.ClusterV1().ManagedClusters().List(r.ctx, opts(rv))
+		if err != nil {
+			return "", nil, err
+		}
+		var ms []metav1.ObjectMeta
+		for _, o := range l.Items {
+			ms = append(ms, o.ObjectMeta)
+		}
+		return versions(l.ResourceVersion, ms)
+	})
+	for _, c := range r.clusters {
+		check("leases in "+c, func(rv string) (string, map[string]string, error) {
+			l, err := r.hubKube.CoordinationV1().Leases(c).List(r.ctx, opts(rv))
+			if err != nil {
+				return "", nil, err
+			}
+			var ms []metav1.ObjectMeta
+			for _, o := range l.Items {
+				ms = append(ms, o.ObjectMeta)
+			}
+			return versions(l.ResourceVersion, ms)
+		})
+		check("manifestworks in "+c, func(rv string) (string, map[string]string, error) {
+			l, err := r.works.WorkV1().ManifestWorks(c).List(r.ctx, opts(rv))
+			if err != nil {
+				return "", nil, err
+			}
+			var ms []metav1.ObjectMeta
+			for _, o := range l.Items {
+				ms = append(ms, o.ObjectMeta)
+			}
+			return versions(l.ResourceVersion, ms)
+		})
+	}
+	check("placementdecisions", func(rv string) (string, map[string]string, error) {
+		l, err := r.hubOCM.ClusterV1beta1().PlacementDecisions(rsNamespace).List(r.ctx, opts(rv))
+		if err != nil {
+			return "", nil, err
+		}
+		var ms []metav1.ObjectMeta
+		for _, o := range l.Items {
+			ms = append(ms, o.ObjectMeta)
+		}
+		return versions(l.ResourceVersion, ms)
+	})
+	check("placements", func(rv string) (string, map[string]string, error) {
+		l, err := r.hubOCM.ClusterV1beta1().Placements(rsNamespace).List(r.ctx, opts(rv))
+		if err != nil {
+			return "", nil, err
+		}
+		var ms []metav1.ObjectMeta
+		for _, o := range l.Items {
+			ms = append(ms, o.ObjectMeta)
+		}
+		return versions(l.ResourceVersion, ms)
+	})
 	return b.String()
 }

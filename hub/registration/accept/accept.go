@@ -315,8 +315,10 @@ func waitAccepted(ctx context.Context, c client.WithWatch, name string, timeout 
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	timedOut := fmt.Errorf("the hub did not confirm the acceptance within %s (is `flotilla hub` running?)", timeout)
+	var pause time.Duration
 	for {
 		// No resourceVersion: the watch starts with the cluster as it is now.
+		started := time.Now()
 		w, err := c.Watch(wctx, &clusterv1.ManagedClusterList{}, client.MatchingFields{"metadata.name": name})
 		if apierrors.IsForbidden(err) {
 			// An accepter who may get but not watch ManagedClusters polls.
@@ -339,7 +341,35 @@ func waitAccepted(ctx context.Context, c client.WithWatch, name string, timeout 
 		case wctx.Err() != nil:
 			return timedOut
 		}
-		// The watch ended (apiserver timeout, restart): watch again.
+		// The watch ended (apiserver timeout, restart): watch again, after a
+		// pause that grows while the apiserver keeps closing it at once.
+		pause = rewatchPause(pause, time.Since(started))
+		select {
+		case <-wctx.Done():
+			return timedOut
+		case <-time.After(pause):
+		}
+	}
+}
+
+// Pauses before watching again: none after a watch that lasted, growing from
+// minRewatchPause to maxRewatchPause while watches end at once.
+const (
+	minRewatchPause = 100 * time.Millisecond
+	maxRewatchPause = 5 * time.Second
+	longWatch       = 30 * time.Second
+)
+
+// rewatchPause is the pause before the next watch, given the last pause and
+// how long the watch that just ended lasted.
+func rewatchPause(last, lasted time.Duration) time.Duration {
+	switch {
+	case lasted >= longWatch:
+		return 0
+	case last == 0:
+		return minRewatchPause
+	default:
+		return min(2*last, maxRewatchPause)
 	}
 }
 

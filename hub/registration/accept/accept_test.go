@@ -97,3 +97,25 @@ func TestJoinedBefore(t *testing.T) {
 	withJoined.Status.Conditions = []metav1.Condition{{Type: clusterv1.ManagedClusterConditionJoined, Status: metav1.ConditionFalse}}
 	assert.True(t, joinedBefore(withJoined, nil))
 }
+
+// TestRewatchPause: a watch the apiserver keeps closing at once is opened
+// again after a pause that doubles up to a bound; one that lasted is opened
+// again at once.
+func TestRewatchPause(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		last, lasted time.Duration
+		want         time.Duration
+	}{
+		{"first quick end", 0, 10 * time.Millisecond, minRewatchPause},
+		{"quick ends double", 400 * time.Millisecond, 0, 800 * time.Millisecond},
+		{"bounded", 4 * time.Second, time.Second, maxRewatchPause},
+		{"stays at the bound", maxRewatchPause, 0, maxRewatchPause},
+		{"a watch that lasted resets", maxRewatchPause, longWatch, 0},
+		{"the apiserver's timeout", 0, 8 * time.Minute, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, rewatchPause(tc.last, tc.lasted))
+		})
+	}
+}

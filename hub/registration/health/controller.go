@@ -27,6 +27,12 @@ const conflictRetry = 20 * time.Millisecond
 // Reconciler marks clusters whose lease stopped Unknown and keeps their taints.
 type Reconciler struct {
 	Client client.Client
+	// Reader reads past the cache (the manager's APIReader). A lease the cache
+	// calls stale is read again through it before the cluster is made Unknown:
+	// a watch that stopped delivering (seen after the hub's etcd and apiserver
+	// restarted together) must not take a live cluster out of its placements.
+	// Optional.
+	Reader client.Reader
 	// GraceMultiplier: a lease older than GraceMultiplier x leaseDurationSeconds
 	// makes the cluster Unknown. Default 5.
 	GraceMultiplier int
@@ -86,6 +92,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		grace := time.Duration(r.GraceMultiplier) * LeaseDuration(cluster)
 		stale, left := LeaseStale(renewed, now, grace)
+		if stale && r.Reader != nil && err == nil {
+			stored := &coordinationv1.Lease{}
+			if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(lease), stored); err != nil {
+				return ctrl.Result{}, client.IgnoreNotFound(err)
+			}
+			if stored.Spec.RenewTime != nil && stored.Spec.RenewTime.After(renewed) {
+				// The cache is behind: decide on the stored lease, and come back
+				// through the reader when it would expire (its events may not come).
+				log.FromContext(ctx).Info("the hub's lease cache is behind the apiserver; deciding on the stored lease",
+					"cluster", cluster.Name, "cached", renewed.UTC().Format(time.RFC3339Nano), "stored", stored.Spec.RenewTime.UTC().Format(time.RFC3339Nano))
+				renewed = stored.Spec.RenewTime.Time
+				stale, left = LeaseStale(renewed, now, grace)
+			}
+		}
 		if stale {
 			before := cluster.Status.DeepCopy()
 			meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{

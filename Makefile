@@ -104,8 +104,9 @@ manifests:
 	@hack/manifests.sh
 	@hack/generate-policy-crds.sh
 
-## verify: fail when manifests/crds drift from the api module version in go.mod
+## verify: fail when go.mod/go.sum are not tidy or manifests/crds drift from the api module version in go.mod
 verify:
+	@hack/gomod-tidy.sh --verify
 	@hack/manifests.sh --verify
 	@hack/generate-policy-crds.sh --verify
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -117,8 +119,12 @@ type Options struct {
 	// each series is always kept). Default 0: forever.
 	ComplianceRetention time.Duration
 	// Ready, when set, is called once the webhooks are registered and the
-	// controllers are running.
+	// controllers are running (the first time only).
 	Ready func()
+	// APIServerCheckInterval is how often the hub reads its apiservers'
+	// identity leases to notice a restart, after which it lists every cache
+	// afresh. Default 5 s; negative: never.
+	APIServerCheckInterval time.Duration
 }
 
 // Run runs the hub until ctx ends. Its webhook configuration stays registered
@@ -159,7 +165,28 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer cleanup()
+	if opts.Ready != nil {
+		opts.Ready = sync.OnceFunc(opts.Ready) // the first start only
+	}
+	if opts.APIServerCheckInterval == 0 {
+		opts.APIServerCheckInterval = defaultAPIServerCheckInterval
+	}
+	// The controllers run until ctx ends, and start again, with caches listed
+	// afresh, each time the hub apiserver restarts (apiserverrestart.go).
+	for starts := 0; ; starts++ {
+		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, starts)
+		var restarted *apiserverRestarted
+		if !errors.As(err, &restarted) || ctx.Err() != nil {
+			return err
+		}
+		cacheRestarts.Inc()
+		ctrl.Log.WithName("hub").Info("the hub apiserver restarted: starting the controllers again with caches listed afresh", "apiserver", restarted.reason)
+	}
+}
 
+// runControllers runs one manager (caches, controllers, webhooks) until ctx
+// ends or the hub apiserver restarts (*apiserverRestarted).
+func runControllers(ctx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int) error {
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS <= 0 {
@@ -186,7 +213,11 @@ func Run(ctx context.Context, opts Options) error {
 		// controller-runtime v0.23's priority queue can hang the manager's
 		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
 		// rate-limited queue until that is fixed.
-		Controller: config.Controller{UsePriorityQueue: ptr.To(false)},
+		// A start after an apiserver restart registers the same controller
+		// names again in this process.
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false), SkipNameValidation: ptr.To(starts > 0)},
+		// A restart of the controllers releases the lease at once.
+		LeaderElectionReleaseOnCancel: true,
 		Cache:      cacheOptions(),
 	})
 	if err != nil {
@@ -248,6 +279,15 @@ func Run(ctx context.Context, opts Options) error {
 		return registerWebhooks(ctx, mgr, hooks, base, served, opts.Ready, opts.RemoveWebhooksOnStop)
 	})); err != nil {
 		return err
+	}
+	if opts.APIServerCheckInterval > 0 {
+		kube, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(&apiserverWatch{client: kube, interval: opts.APIServerCheckInterval, log: ctrl.Log.WithName("hub").WithName("apiserver-identity")}); err != nil {
+			return err
+		}
 	}
 	return mgr.Start(ctx)
 }

@@ -166,8 +166,12 @@ func (a *Agent) renewLease(ctx context.Context, hub *hubClients, duration time.D
 		return fmt.Errorf("renew lease: %w", err)
 	}
 	l.Spec.RenewTime, l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &now, &holder, &secs
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-	return err
+	renewed, err := leases.Update(ctx, l, metav1.UpdateOptions{})
+	if err != nil {
+		return err
+	}
+	a.log.V(4).Info("renewed the lease", "renewTime", now.UTC().Format(time.RFC3339Nano), "resourceVersion", renewed.ResourceVersion)
+	return nil
 }
 
 // syncStatus reports Joined, Available, version, resources and claims. It

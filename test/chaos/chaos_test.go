@@ -132,6 +132,7 @@ func TestChaos(t *testing.T) {
 	if nodes {
 		kinds = nodesFaultKinds
 	}
+	restricted := os.Getenv("FLOTILLA_CHAOS_FAULTS") != "" // a study of some faults: no rotation demanded
 	if v := os.Getenv("FLOTILLA_CHAOS_FAULTS"); v != "" {
 		var err error
 		kinds, err = chooseKinds(v, kinds)
@@ -169,6 +170,8 @@ func TestChaos(t *testing.T) {
 	if shortCerts {
 		r.opts.KlusterletArgs = []string{"--client-cert-expiration-seconds", strconv.Itoa(certSeconds)}
 	}
+	// FLOTILLA_CHAOS_KLUSTERLET_ARGS: more `flotilla klusterlet` flags, e.g. "-v 4".
+	r.opts.KlusterletArgs = append(r.opts.KlusterletArgs, strings.Fields(os.Getenv("FLOTILLA_CHAOS_KLUSTERLET_ARGS"))...)
 
 	start := time.Now()
 	_, err = devenv.Up(ctx, r.opts)
@@ -249,7 +252,7 @@ func TestChaos(t *testing.T) {
 	report.Ops["rotation"] = r.rotations
 	if shortCerts {
 		report.Violations = append(report.Violations, r.rotationLag()...)
-		if !hubDownAtRotation {
+		if !hubDownAtRotation && !restricted {
 			report.Violations = append(report.Violations, Violation{Stale, "no rotation fell while the hub was down: run longer"})
 		}
 	}

@@ -218,7 +218,7 @@ func runControllers(ctx context.Context, opts Options, certDir string, caBundle 
 		Controller: config.Controller{UsePriorityQueue: ptr.To(false), SkipNameValidation: ptr.To(starts > 0)},
 		// A restart of the controllers releases the lease at once.
 		LeaderElectionReleaseOnCancel: true,
-		Cache:      cacheOptions(),
+		Cache:                         cacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("hub manager: %w", err)

@@ -30,6 +30,10 @@ const (
 	identityNS    = "kube-system"
 
 	defaultAPIServerCheckInterval = 5 * time.Second
+	// minRun is the least time the controllers run before a restart: whoever
+	// may rewrite an identity lease cannot make the hub relist everything
+	// every few seconds.
+	minRun = time.Minute
 )
 
 // cacheRestarts counts the hub's restarts of its controllers after an
@@ -82,11 +86,18 @@ type apiserverWatch struct {
 	client   kubernetes.Interface
 	interval time.Duration
 	log      logr.Logger
+	// minRun: a restart seen earlier in the run waits until the controllers
+	// have run this long. Default minRun.
+	minRun time.Duration
 }
 
 func (w *apiserverWatch) NeedLeaderElection() bool { return false }
 
 func (w *apiserverWatch) Start(ctx context.Context) error {
+	if w.minRun == 0 {
+		w.minRun = minRun
+	}
+	notBefore := time.Now().Add(w.minRun)
 	var seen map[string]string
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
@@ -99,6 +110,14 @@ func (w *apiserverWatch) Start(ctx context.Context) error {
 			return nil
 		case err == nil:
 			if reason, ok := restartOf(seen, now); ok {
+				if wait := time.Until(notBefore); wait > 0 {
+					w.log.Info("an apiserver restarted soon after the last start of the controllers; starting them again once they have run a minute", "apiserver", reason, "in", wait.Round(time.Second).String())
+					select {
+					case <-ctx.Done():
+						return nil
+					case <-time.After(wait):
+					}
+				}
 				return &apiserverRestarted{reason: reason}
 			}
 			if len(now) > 0 {

@@ -186,7 +186,7 @@ func Run(ctx context.Context, opts Options) error {
 
 // runControllers runs one manager (caches, controllers, webhooks) until ctx
 // ends or the hub apiserver restarts (*apiserverRestarted).
-func runControllers(ctx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int) error {
+func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int) error {
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS <= 0 {
@@ -250,7 +250,7 @@ func runControllers(ctx context.Context, opts Options, certDir string, caBundle 
 		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
-	closeHistory, err := setupCompliance(ctx, mgr, cfg, opts, base)
+	closeHistory, err := setupCompliance(hubCtx, mgr, cfg, opts, base)
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,9 @@ func runControllers(ctx context.Context, opts Options, certDir string, caBundle 
 			}
 			return nil
 		}
-		return registerWebhooks(ctx, mgr, hooks, base, served, opts.Ready, opts.RemoveWebhooksOnStop)
+		// A restart of the controllers is no stop of the hub: the webhooks stay.
+		remove := func() bool { return opts.RemoveWebhooksOnStop && hubCtx.Err() != nil }
+		return registerWebhooks(ctx, mgr, hooks, base, served, opts.Ready, remove)
 	})); err != nil {
 		return err
 	}
@@ -289,7 +291,7 @@ func runControllers(ctx context.Context, opts Options, certDir string, caBundle 
 			return err
 		}
 	}
-	return mgr.Start(ctx)
+	return mgr.Start(hubCtx)
 }
 
 // newWebhookServer is the hub's one HTTPS server: admission reviews, the addon
@@ -365,7 +367,7 @@ func withService(hooks []admissionregistrationv1.ValidatingWebhook, namespace, n
 // ValidatingWebhookConfiguration and, when ctx ends and remove is set, removes
 // it if still ours.
 // served runs first, once the server serves (the addon CRDs' conversion).
-func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, served func(context.Context) error, ready func(), remove bool) error {
+func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, served func(context.Context) error, ready func(), remove func() bool) error {
 	log := ctrl.Log.WithName("hub")
 	started := mgr.GetWebhookServer().StartedChecker()
 	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
@@ -389,7 +391,7 @@ func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissio
 		ready()
 	}
 	<-ctx.Done()
-	if !remove {
+	if !remove() {
 		return nil
 	}
 	// Stop refusing writes for a hub that is gone, unless another hub took over.

@@ -39,7 +39,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	var verbosity int
-	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "log verbosity, as kubectl's: 4 shows each watch the hub or agent opens and closes, 6 each request")
+	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "log verbosity, as kubectl's: 4 shows each watch opened and closed, 6 each request, 8 and up request and response bodies (which may hold secrets)")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		if verbosity < 0 {
 			return errors.New("-v: verbosity cannot be negative")

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -21,34 +23,73 @@ import (
 // itself emptied, still cached with its clusters) while the apiserver's own
 // watch cache agreed with etcd. No later event corrected them, so the
 // placement decided no cluster until a relist, minutes later. Listing every
-// cache afresh after an apiserver restart ends that class of staleness.
+// cache afresh after the hub's apiserver restarted ends that class of
+// staleness (docs/reliability.md).
 
 const (
 	// identityLabel marks the lease each kube-apiserver keeps in kube-system
 	// (APIServerIdentity); its holderIdentity is new at each apiserver start.
 	identityLabel = "apiserver.kubernetes.io/identity=kube-apiserver"
 	identityNS    = "kube-system"
+	// identityLimit bounds the list: an HA control plane has a handful.
+	identityLimit = 100
 
 	defaultAPIServerCheckInterval = 5 * time.Second
-	// minRun is the least time the controllers run before a restart: whoever
-	// may rewrite an identity lease cannot make the hub relist everything
-	// every few seconds.
-	minRun = time.Minute
+	// identityWatchTimeout is the life the hub asks of its identity watch; a
+	// watch that ends sooner was cut (its apiserver went away).
+	identityWatchTimeout = 5 * time.Minute
+	// followerStagger delays a replica that is not the leader, so that the two
+	// replicas of a Pod-mode hub do not stop serving webhooks at once.
+	followerStagger = 30 * time.Second
+	// gracefulStop bounds the stop of one run of the controllers: beyond the
+	// 30 s a webhook request body may take (internal/httplimit).
+	gracefulStop = 90 * time.Second
 )
 
 // cacheRestarts counts the hub's restarts of its controllers after an
 // apiserver restart.
 var cacheRestarts = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "flotilla_hub_cache_restarts_total",
-	Help: "Times the hub started its controllers again, with caches listed afresh, because a hub apiserver restarted.",
+	Help: "Times the hub started its controllers again, with caches listed afresh, because its apiserver restarted.",
 })
 
 func init() { ctrlmetrics.Registry.MustRegister(cacheRestarts) }
 
-// apiserverRestarted ends a run of the controllers: an apiserver restarted.
-type apiserverRestarted struct{ reason string }
+// identities is what the hub knows of its apiservers, kept across runs of the
+// controllers: lease name -> holder, and whether the hub's connection was cut
+// since it last read them.
+type identities struct {
+	mu      sync.Mutex
+	holders map[string]string
+	cut     bool
+	// restart is the reason the last run ended for, "" when it did not.
+	restart string
+}
 
-func (e *apiserverRestarted) Error() string { return "the hub apiserver restarted: " + e.reason }
+func (s *identities) restartReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restart
+}
+
+// observe records a read of the leases and says whether it shows a restart
+// of an apiserver the hub was connected to.
+func (s *identities) observe(now map[string]string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reason, changed := restartOf(s.holders, now)
+	restart := changed && s.cut
+	if len(now) > 0 {
+		s.holders, s.cut = now, false
+	}
+	return reason, restart
+}
+
+func (s *identities) cutOff() {
+	s.mu.Lock()
+	s.cut = true
+	s.mu.Unlock()
+}
 
 // restartOf compares the apiservers' identities (lease name -> holder) seen
 // before and now. It reports the restart of an apiserver seen before: its
@@ -80,64 +121,115 @@ func restartOf(before, now map[string]string) (string, bool) {
 	return "", false
 }
 
-// apiserverWatch is a manager runnable that reads the identity leases every
-// interval (through no cache) and ends the run on a restart.
+// apiserverWatch is a manager runnable that follows the identity leases
+// through no cache and ends the run when the apiserver the hub was connected
+// to restarted: a new holder AND the hub's own watch of the leases cut since
+// the last read. A holder that changes while the hub's connection holds (a
+// lease rewritten by hand, another replica of an HA set) restarts nothing.
 type apiserverWatch struct {
 	client   kubernetes.Interface
 	interval time.Duration
 	log      logr.Logger
-	// minRun: a restart seen earlier in the run waits until the controllers
-	// have run this long. Default minRun.
-	minRun time.Duration
+	known    *identities
+	// elected is closed once this replica leads (at once without leader
+	// election); a follower waits stagger before it restarts.
+	elected <-chan struct{}
+	stagger time.Duration
 }
 
 func (w *apiserverWatch) NeedLeaderElection() bool { return false }
 
 func (w *apiserverWatch) Start(ctx context.Context) error {
-	if w.minRun == 0 {
-		w.minRun = minRun
-	}
-	notBefore := time.Now().Add(w.minRun)
-	var seen map[string]string
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
-	for {
-		now, err := w.identities(ctx)
+	failing := false
+	for ctx.Err() == nil {
+		now, rv, err := w.list(ctx)
 		switch {
 		case apierrors.IsForbidden(err):
-			w.log.Info("cannot read the apiservers' identity leases: the hub will not notice an apiserver restart by itself", "error", err.Error())
+			w.log.Info("cannot list the apiservers' identity leases: the hub will not notice an apiserver restart by itself", "error", err.Error())
 			<-ctx.Done()
 			return nil
-		case err == nil:
-			if reason, ok := restartOf(seen, now); ok {
-				if wait := time.Until(notBefore); wait > 0 {
-					w.log.Info("an apiserver restarted soon after the last start of the controllers; starting them again once they have run a minute", "apiserver", reason, "in", wait.Round(time.Second).String())
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-time.After(wait):
-					}
-				}
-				return &apiserverRestarted{reason: reason}
+		case err != nil:
+			if !failing {
+				w.log.Info("cannot read the apiservers' identity leases; trying again", "error", err.Error())
 			}
-			if len(now) > 0 {
-				seen = now
-			}
+			failing = true
+			w.known.cutOff()
+			w.pause(ctx)
+			continue
 		}
+		failing = false
+		if reason, restart := w.known.observe(now); restart {
+			return w.restart(ctx, reason)
+		} else if reason != "" {
+			w.log.Info("an apiserver identity changed while the hub's connection held: no restart", "apiserver", reason)
+		}
+		if w.follow(ctx, rv) {
+			w.known.cutOff()
+		}
+	}
+	return nil
+}
+
+// follow watches the leases from rv until the watch ends; true when it ended
+// before its time (the connection was cut), false when it ran out or ctx ended.
+func (w *apiserverWatch) follow(ctx context.Context, rv string) bool {
+	timeout := int64(identityWatchTimeout / time.Second)
+	started := time.Now()
+	wi, err := w.client.CoordinationV1().Leases(identityNS).Watch(ctx, metav1.ListOptions{
+		LabelSelector: identityLabel, ResourceVersion: rv, TimeoutSeconds: &timeout})
+	if err != nil {
+		w.pause(ctx)
+		return ctx.Err() == nil
+	}
+	defer wi.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-t.C:
+			return false
+		case ev, ok := <-wi.ResultChan():
+			if !ok {
+				return time.Since(started) < identityWatchTimeout-10*time.Second
+			}
+			if ev.Type == watch.Error {
+				return true
+			}
+			// ADDED, MODIFIED, DELETED on a live connection: read them all
+			// again (the next list compares).
+			return false
 		}
 	}
 }
 
-func (w *apiserverWatch) identities(ctx context.Context) (map[string]string, error) {
+func (w *apiserverWatch) restart(ctx context.Context, reason string) error {
+	select {
+	case <-w.elected:
+	default:
+		w.log.Info("the hub apiserver restarted; this replica does not lead: starting its controllers again after the leader's", "apiserver", reason, "in", w.stagger.String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(w.stagger):
+		}
+	}
+	w.known.mu.Lock()
+	w.known.restart = reason
+	w.known.mu.Unlock()
+	return &apiserverRestarted{reason: reason}
+}
+
+func (w *apiserverWatch) pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(w.interval):
+	}
+}
+
+func (w *apiserverWatch) list(ctx context.Context) (map[string]string, string, error) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	list, err := w.client.CoordinationV1().Leases(identityNS).List(rctx, metav1.ListOptions{LabelSelector: identityLabel})
+	list, err := w.client.CoordinationV1().Leases(identityNS).List(rctx, metav1.ListOptions{LabelSelector: identityLabel, Limit: identityLimit})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ids := map[string]string{}
 	for _, l := range list.Items {
@@ -145,5 +237,19 @@ func (w *apiserverWatch) identities(ctx context.Context) (map[string]string, err
 			ids[l.Name] = *l.Spec.HolderIdentity
 		}
 	}
-	return ids, nil
+	return ids, list.ResourceVersion, nil
+}
+
+// apiserverRestarted ends a run of the controllers: the hub's apiserver restarted.
+type apiserverRestarted struct{ reason string }
+
+func (e *apiserverRestarted) Error() string { return "the hub apiserver restarted: " + e.reason }
+
+// nextRunPause is the pause before starting the controllers again after a
+// run that failed (not a restart): growing while runs keep failing.
+func nextRunPause(last time.Duration) time.Duration {
+	if last == 0 {
+		return 5 * time.Second
+	}
+	return min(2*last, time.Minute)
 }

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -40,9 +42,33 @@ func TestRestartOf(t *testing.T) {
 	}
 }
 
-// TestAPIServerWatch: the watch ends the run when an identity lease it has
-// seen gets a new holder, not before the controllers have run minRun, and
-// goes quiet (no restarts) when it may not read the leases.
+// TestIdentitiesObserve: a new holder is a restart of ours only when the
+// hub's connection was cut since the last read; either way the new holders
+// are remembered.
+func TestIdentitiesObserve(t *testing.T) {
+	known := &identities{}
+	a1 := map[string]string{"apiserver-a": "apiserver-a_1"}
+	a2 := map[string]string{"apiserver-a": "apiserver-a_2"}
+	a3 := map[string]string{"apiserver-a": "apiserver-a_3"}
+	_, restart := known.observe(a1)
+	assert.False(t, restart, "the first read")
+	reason, restart := known.observe(a2)
+	assert.False(t, restart, "a holder rewritten while the connection held")
+	assert.Equal(t, "apiserver-a_2 (was apiserver-a_1)", reason)
+	known.cutOff()
+	_, restart = known.observe(map[string]string{})
+	assert.False(t, restart, "between the old lease's deletion and the new one's creation")
+	reason, restart = known.observe(a3)
+	assert.True(t, restart, "a new holder after the connection was cut")
+	assert.Equal(t, "apiserver-a_3 (was apiserver-a_2)", reason)
+	_, restart = known.observe(a3)
+	assert.False(t, restart, "the next run starts from the new holder")
+}
+
+// TestAPIServerWatch: on a real-looking sequence (the watch is cut, the lists
+// fail while the apiserver is down, then show a new holder) the watch ends the
+// run; a follower waits its stagger first; without the right to list the
+// leases it stays quiet until its context ends.
 func TestAPIServerWatch(t *testing.T) {
 	lease := func(holder string) *coordinationv1.Lease {
 		return &coordinationv1.Lease{
@@ -50,37 +76,66 @@ func TestAPIServerWatch(t *testing.T) {
 			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder},
 		}
 	}
-	t.Run("a new holder ends the run after minRun", func(t *testing.T) {
+	restarting := func(t *testing.T) *fake.Clientset {
 		cs := fake.NewClientset(lease("apiserver-a_1"))
-		reads := 0
+		lists := 0
 		cs.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-			reads++
-			if reads == 3 {
-				// The apiserver restarted between the second and third reads.
-				err := cs.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lease("apiserver-a_2"), identityNS)
-				require.NoError(t, err)
+			lists++
+			switch lists {
+			case 2: // the apiserver is down
+				return true, nil, errors.New("connection refused")
+			case 3: // and back, with a new identity
+				require.NoError(t, cs.Tracker().Update(coordinationv1.SchemeGroupVersion.WithResource("leases"), lease("apiserver-a_2"), identityNS))
 			}
 			return false, nil, nil
 		})
-		w := &apiserverWatch{client: cs, interval: time.Millisecond, minRun: 50 * time.Millisecond, log: logr.Discard()}
-		start := time.Now()
+		// Every watch is cut at once (the apiserver went away).
+		cs.PrependWatchReactor("leases", func(k8stesting.Action) (bool, watch.Interface, error) {
+			w := watch.NewFake()
+			w.Stop()
+			return true, w, nil
+		})
+		return cs
+	}
+	leader := make(chan struct{})
+	close(leader)
+	t.Run("the leader ends the run", func(t *testing.T) {
+		known := &identities{}
+		w := &apiserverWatch{client: restarting(t), interval: time.Millisecond, known: known, elected: leader, log: logr.Discard()}
 		err := w.Start(context.Background())
 		var restarted *apiserverRestarted
 		require.ErrorAs(t, err, &restarted)
-		assert.Contains(t, restarted.reason, "apiserver-a_2 (was apiserver-a_1)")
-		assert.GreaterOrEqual(t, time.Since(start), w.minRun, "a restart waits until the controllers have run minRun")
+		assert.Equal(t, "apiserver-a_2 (was apiserver-a_1)", restarted.reason)
+		assert.Equal(t, restarted.reason, known.restartReason())
 	})
-	t.Run("forbidden: no restarts", func(t *testing.T) {
+	t.Run("a follower waits its stagger", func(t *testing.T) {
+		w := &apiserverWatch{client: restarting(t), interval: time.Millisecond, known: &identities{}, elected: make(chan struct{}), stagger: 50 * time.Millisecond, log: logr.Discard()}
+		start := time.Now()
+		var restarted *apiserverRestarted
+		require.ErrorAs(t, w.Start(context.Background()), &restarted)
+		assert.GreaterOrEqual(t, time.Since(start), w.stagger)
+	})
+	t.Run("forbidden: quiet until the end", func(t *testing.T) {
 		cs := fake.NewClientset()
+		listed := make(chan struct{}, 1)
+		var lists atomic.Int32
 		cs.PrependReactor("list", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+			lists.Add(1)
+			select {
+			case listed <- struct{}{}:
+			default:
+			}
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("no"))
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() {
-			done <- (&apiserverWatch{client: cs, interval: time.Millisecond, log: logr.Discard()}).Start(ctx)
-		}()
+		w := &apiserverWatch{client: cs, interval: time.Millisecond, known: &identities{}, elected: leader, log: logr.Discard()}
+		go func() { done <- w.Start(ctx) }()
+		<-listed
+		assert.Never(t, func() bool { return lists.Load() > 1 }, 100*time.Millisecond, 5*time.Millisecond,
+			"a refused list is not tried again every interval")
 		cancel()
 		assert.NoError(t, <-done)
+		assert.Empty(t, w.known.restartReason())
 	})
 }

@@ -121,9 +121,10 @@ type Options struct {
 	// Ready, when set, is called once the webhooks are registered and the
 	// controllers are running (the first time only).
 	Ready func()
-	// APIServerCheckInterval is how often the hub reads its apiservers'
-	// identity leases to notice a restart, after which it lists every cache
-	// afresh. Default 5 s; negative: never.
+	// APIServerCheckInterval is the pause between two tries to read the
+	// apiservers' identity leases, which the hub follows to notice that its
+	// apiserver restarted, after which it lists every cache afresh. Default
+	// 5 s; negative: the hub does not follow them.
 	APIServerCheckInterval time.Duration
 }
 
@@ -173,20 +174,47 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// The controllers run until ctx ends, and start again, with caches listed
 	// afresh, each time the hub apiserver restarts (apiserverrestart.go).
+	log := ctrl.Log.WithName("hub")
+	known := &identities{}
+	var pause time.Duration
 	for starts := 0; ; starts++ {
-		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, starts)
+		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, starts, known)
+		if ctx.Err() != nil {
+			return nil // stopped (SIGTERM), whatever the run was doing
+		}
 		var restarted *apiserverRestarted
-		if !errors.As(err, &restarted) || ctx.Err() != nil {
+		switch reason := known.restartReason(); {
+		case reason != "" && errors.As(err, &restarted):
+			known.mu.Lock()
+			known.restart = ""
+			known.mu.Unlock()
+			pause = 0
+			cacheRestarts.Inc()
+			log.Info("the hub apiserver restarted: starting the controllers again with caches listed afresh", "apiserver", reason)
+			continue
+		case reason != "":
+			// The stop timed out or failed: reconcilers may still run. A second
+			// manager beside them could act twice; a supervisor starts a new hub.
+			return fmt.Errorf("the hub apiserver restarted and the controllers did not stop cleanly (%w): exiting so that the hub starts afresh", err)
+		case starts > 0 && err != nil:
+			// A later start failed (its apiserver may still be unsteady):
+			// keep trying rather than leave no hub running.
+			pause = nextRunPause(pause)
+			log.Error(err, "the controllers stopped; starting them again", "in", pause.String())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pause):
+			}
+		default:
 			return err
 		}
-		cacheRestarts.Inc()
-		ctrl.Log.WithName("hub").Info("the hub apiserver restarted: starting the controllers again with caches listed afresh", "apiserver", restarted.reason)
 	}
 }
 
 // runControllers runs one manager (caches, controllers, webhooks) until ctx
 // ends or the hub apiserver restarts (*apiserverRestarted).
-func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int) error {
+func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int, known *identities) error {
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS <= 0 {
@@ -216,8 +244,10 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		// A start after an apiserver restart registers the same controller
 		// names again in this process.
 		Controller: config.Controller{UsePriorityQueue: ptr.To(false), SkipNameValidation: ptr.To(starts > 0)},
-		// A restart of the controllers releases the lease at once.
+		// A restart of the controllers releases the lease at once, once
+		// every runnable has stopped.
 		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       ptr.To(gracefulStop),
 		Cache:                         cacheOptions(),
 	})
 	if err != nil {
@@ -287,7 +317,8 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		if err != nil {
 			return err
 		}
-		if err := mgr.Add(&apiserverWatch{client: kube, interval: opts.APIServerCheckInterval, log: ctrl.Log.WithName("hub").WithName("apiserver-identity")}); err != nil {
+		if err := mgr.Add(&apiserverWatch{client: kube, interval: opts.APIServerCheckInterval, known: known,
+			elected: mgr.Elected(), stagger: followerStagger, log: ctrl.Log.WithName("hub").WithName("apiserver-identity")}); err != nil {
 			return err
 		}
 	}

@@ -91,7 +91,12 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 			var d time.Duration
 			d, err = a.syncStatus(ctx, hub)
 			if d > 0 && d != lease {
+				// The hub asks for another period: renew now and at the new
+				// period from then on, not after the one already scheduled (a
+				// shorter grace would expire before it and mark the cluster
+				// Unknown while it runs).
 				lease = d
+				leaseTick.Reset(0)
 			}
 			statusFails = failures(statusFails, err)
 			statusTick.Reset(nextRound(statusFails, a.opts.StatusSyncInterval, a.opts.RetryInterval))

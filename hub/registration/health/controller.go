@@ -93,11 +93,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		grace := time.Duration(r.GraceMultiplier) * LeaseDuration(cluster)
 		stale, left := LeaseStale(renewed, now, grace)
 		if stale && r.Reader != nil && err == nil {
+			// Gone from the apiserver: stale it is (the clock is the cache's).
+			// Unreadable: the cache's verdict stands.
 			stored := &coordinationv1.Lease{}
-			if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(lease), stored); err != nil {
-				return ctrl.Result{}, client.IgnoreNotFound(err)
-			}
-			if stored.Spec.RenewTime != nil && stored.Spec.RenewTime.After(renewed) {
+			if rerr := r.Reader.Get(ctx, client.ObjectKeyFromObject(lease), stored); rerr != nil && !apierrors.IsNotFound(rerr) {
+				log.FromContext(ctx).Info("cannot read the lease past the cache; deciding on the cached one", "cluster", cluster.Name, "error", rerr.Error())
+			} else if rerr == nil && stored.Spec.RenewTime != nil && stored.Spec.RenewTime.After(renewed) {
 				// The cache is behind: decide on the stored lease, and come back
 				// through the reader when it would expire (its events may not come).
 				log.FromContext(ctx).Info("the hub's lease cache is behind the apiserver; deciding on the stored lease",

@@ -47,9 +47,11 @@ func TestStaleCacheLeaseIsReadAgain(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		stored      *time.Time // nil: no reader
+		gone        bool       // a reader that has no lease
 		wantUnknown bool
 		wantRequeue time.Duration
 	}{
+		{name: "the stored lease is gone", gone: true, wantUnknown: true},
 		{name: "the stored lease is fresh", stored: ptr(now.Add(-2 * time.Second)), wantRequeue: 23*time.Second + 100*time.Millisecond},
 		{name: "the stored lease is as old", stored: &cached, wantUnknown: true},
 		{name: "no reader", wantUnknown: true},
@@ -58,6 +60,9 @@ func TestStaleCacheLeaseIsReadAgain(t *testing.T) {
 			c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&clusterv1.ManagedCluster{}).
 				WithObjects(cluster(), lease(cached)).Build()
 			r := &Reconciler{Client: c, GraceMultiplier: DefaultGraceMultiplier, Now: func() time.Time { return now }}
+			if tc.gone {
+				r.Reader = fake.NewClientBuilder().WithScheme(scheme).Build()
+			}
 			if tc.stored != nil {
 				r.Reader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(lease(*tc.stored)).Build()
 			}

@@ -12,7 +12,7 @@ echo "==> Bind cluster set 'demo' to namespace 'default' so placements there may
 "$FLOTILLA" clusterset bind demo -n default --kubeconfig "$HUB"
 
 echo "==> Create placement default/demo: clusters of set 'demo' with that label, one of them"
-if "$FLOTILLA" get placements -n default --kubeconfig "$HUB" | grep -Eq '^default +demo '; then
+if grep -Eq '^default +demo ' <<<"$("$FLOTILLA" get placements -n default --kubeconfig "$HUB")"; then
 	echo "placement default/demo already exists (demo run before)"
 else
 	"$FLOTILLA" create placement demo -n default --clusterset demo \
@@ -21,13 +21,13 @@ fi
 
 echo "==> Waiting for the decision"
 for _ in $(seq 1 120); do
-	if "$FLOTILLA" get placements -n default --kubeconfig "$HUB" | grep -Eq '^default +demo +True .* cluster1$'; then
+	if grep -Eq '^default +demo +True .* cluster1$' <<<"$("$FLOTILLA" get placements -n default --kubeconfig "$HUB")"; then
 		break
 	fi
 	sleep 0.5
 done
 "$FLOTILLA" get placements -n default --kubeconfig "$HUB"
-"$FLOTILLA" get placements -n default --kubeconfig "$HUB" | grep -Eq '^default +demo +True .* cluster1$' || {
+grep -Eq '^default +demo +True .* cluster1$' <<<"$("$FLOTILLA" get placements -n default --kubeconfig "$HUB")" || {
 	echo "placement default/demo did not select cluster1" >&2
 	exit 1
 }
@@ -45,7 +45,7 @@ metadata:
 data:
   message: "only on clusters placement default/demo selects"
 YAML
-if "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster1 +placed '; then
+if grep -Eq '^cluster1 +placed ' <<<"$("$FLOTILLA" get works --kubeconfig "$HUB")"; then
 	echo "work placed already exists (demo run before)"
 else
 	"$FLOTILLA" create work placed -f "$dir/placed.yaml" --placement default/demo --replicaset -n default --kubeconfig "$HUB"
@@ -54,14 +54,14 @@ fi
 echo "==> Waiting for the work to be applied on cluster1 (and only there)"
 applied=""
 for _ in $(seq 1 120); do
-	if "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster1 +placed +[0-9]+ +True'; then
+	if grep -Eq '^cluster1 +placed +[0-9]+ +True' <<<"$("$FLOTILLA" get works --kubeconfig "$HUB")"; then
 		applied=yes
 		break
 	fi
 	sleep 0.5
 done
 "$FLOTILLA" get works --kubeconfig "$HUB" | grep -E '^CLUSTER|placed' || true
-if [ -z "$applied" ] || "$FLOTILLA" get works --kubeconfig "$HUB" | grep -Eq '^cluster2 +placed '; then
+if [ -z "$applied" ] || grep -Eq '^cluster2 +placed ' <<<"$("$FLOTILLA" get works --kubeconfig "$HUB")"; then
 	echo "the work placed by default/demo should be applied on cluster1 only" >&2
 	exit 1
 fi

@@ -21,8 +21,8 @@ wait_for() { # wait_for <what> <command...>: until the command succeeds
 }
 spoke() { kubectl --kubeconfig "$DATA_DIR/clusters/$1.kubeconfig" "${@:2}"; }
 available() { [ "$("$FLOTILLA" get addon example --kubeconfig "$HUB" | grep -Ec '^example +cluster[12] +True ')" = 2 ]; }
-gone() { ! "$FLOTILLA" get addon example --kubeconfig "$HUB" | grep -Eq '^example +cluster[12] '; }
-no_works() { ! "$FLOTILLA" get works --clusters cluster1,cluster2 --kubeconfig "$HUB" | grep -q 'addon-example-deploy'; }
+gone() { ! grep -Eq '^example +cluster[12] ' <<<"$("$FLOTILLA" get addon example --kubeconfig "$HUB")"; }
+no_works() { ! grep -q 'addon-example-deploy' <<<"$("$FLOTILLA" get works --clusters cluster1,cluster2 --kubeconfig "$HUB")"; }
 
 echo "==> The hub ships the example addon (Manual install strategy): flotilla get addon"
 "$FLOTILLA" get addon --kubeconfig "$HUB"

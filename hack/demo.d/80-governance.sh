@@ -34,10 +34,10 @@ available() {
 	[ "$("$FLOTILLA" get addon --kubeconfig "$HUB" | grep -Ec '^(governance-policy-framework|config-policy-controller) +cluster[12] +True ')" = 4 ]
 }
 cluster_state() { # cluster_state <cluster> <state>
-	"$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB" | grep -Eq "^$NS +$POLICY +$1 +$2\$"
+	grep -Eq "^$NS +$POLICY +$1 +$2\$" <<<"$("$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB")"
 }
 root_compliant() {
-	"$FLOTILLA" get policies -n "$NS" --kubeconfig "$HUB" | grep -Eq "^$NS +$POLICY +enforce +Compliant +2/2 compliant"
+	grep -Eq "^$NS +$POLICY +enforce +Compliant +2/2 compliant" <<<"$("$FLOTILLA" get policies -n "$NS" --kubeconfig "$HUB")"
 }
 
 echo "==> flotilla addon enable --names governance-policy-framework,config-policy-controller --clusters cluster1,cluster2"
@@ -54,7 +54,7 @@ spoke cluster2 delete namespace demo-governance --ignore-not-found --wait=false 
 echo "==> A Placement of both clusters in namespace $NS (cluster set global)"
 kubectl --kubeconfig "$HUB" create namespace "$NS" --dry-run=client -o yaml | kubectl --kubeconfig "$HUB" apply -f - >/dev/null
 "$FLOTILLA" clusterset bind global -n "$NS" --kubeconfig "$HUB"
-if ! "$FLOTILLA" get placements -n "$NS" --kubeconfig "$HUB" | grep -Eq "^$NS +all "; then
+if ! grep -Eq "^$NS +all " <<<"$("$FLOTILLA" get placements -n "$NS" --kubeconfig "$HUB")"; then
 	"$FLOTILLA" create placement all -n "$NS" --clusterset global --kubeconfig "$HUB"
 fi
 

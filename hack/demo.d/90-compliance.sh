@@ -27,7 +27,7 @@ available() {
 	[ "$("$FLOTILLA" get addon --kubeconfig "$HUB" | grep -Ec '^(governance-policy-framework|config-policy-controller) +cluster[12] +True ')" = 4 ]
 }
 cluster_state() { # cluster_state <policy> <cluster> <state>
-	"$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB" | grep -Eq "^$NS +$1 +$2 +$3\$"
+	grep -Eq "^$NS +$1 +$2 +$3\$" <<<"$("$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB")"
 }
 
 if ! available; then
@@ -38,7 +38,7 @@ fi
 
 echo "==> A Placement of both clusters in namespace $NS"
 "$FLOTILLA" clusterset bind global -n "$NS" --kubeconfig "$HUB"
-if ! "$FLOTILLA" get placements -n "$NS" --kubeconfig "$HUB" | grep -Eq "^$NS +all "; then
+if ! grep -Eq "^$NS +all " <<<"$("$FLOTILLA" get placements -n "$NS" --kubeconfig "$HUB")"; then
 	"$FLOTILLA" create placement all -n "$NS" --clusterset global --kubeconfig "$HUB"
 fi
 
@@ -78,7 +78,7 @@ spec:
           provider: aescbc
 YAML
 create() { # create <name> <file> <categories> <controls>
-	if "$FLOTILLA" get policies -n "$NS" --kubeconfig "$HUB" | grep -Eq "^$NS +$1 "; then
+	if grep -Eq "^$NS +$1 " <<<"$("$FLOTILLA" get policies -n "$NS" --kubeconfig "$HUB")"; then
 		echo "==> $NS/$1 exists (demo run before)"
 		return
 	fi

@@ -66,10 +66,14 @@ type identities struct {
 	restart string
 }
 
-func (s *identities) restartReason() string {
+// takeRestart returns why the last run ended ("" when not for a restart)
+// and clears it for the next run.
+func (s *identities) takeRestart() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.restart
+	r := s.restart
+	s.restart = ""
+	return r
 }
 
 // observe records a read of the leases and says whether it shows a restart
@@ -244,12 +248,3 @@ func (w *apiserverWatch) list(ctx context.Context) (map[string]string, string, e
 type apiserverRestarted struct{ reason string }
 
 func (e *apiserverRestarted) Error() string { return "the hub apiserver restarted: " + e.reason }
-
-// nextRunPause is the pause before starting the controllers again after a
-// run that failed (not a restart): growing while runs keep failing.
-func nextRunPause(last time.Duration) time.Duration {
-	if last == 0 {
-		return 5 * time.Second
-	}
-	return min(2*last, time.Minute)
-}

@@ -106,7 +106,7 @@ func TestAPIServerWatch(t *testing.T) {
 		var restarted *apiserverRestarted
 		require.ErrorAs(t, err, &restarted)
 		assert.Equal(t, "apiserver-a_2 (was apiserver-a_1)", restarted.reason)
-		assert.Equal(t, restarted.reason, known.restartReason())
+		assert.Equal(t, restarted.reason, known.takeRestart())
 	})
 	t.Run("a follower waits its stagger", func(t *testing.T) {
 		w := &apiserverWatch{client: restarting(t), interval: time.Millisecond, known: &identities{}, elected: make(chan struct{}), stagger: 50 * time.Millisecond, log: logr.Discard()}
@@ -136,6 +136,6 @@ func TestAPIServerWatch(t *testing.T) {
 			"a refused list is not tried again every interval")
 		cancel()
 		assert.NoError(t, <-done)
-		assert.Empty(t, w.known.restartReason())
+		assert.Empty(t, w.known.takeRestart())
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -176,19 +177,20 @@ func Run(ctx context.Context, opts Options) error {
 	// afresh, each time the hub apiserver restarts (apiserverrestart.go).
 	log := ctrl.Log.WithName("hub")
 	known := &identities{}
-	var pause time.Duration
+	// Pauses before starting again after a failed start: 5 s, doubling to a minute.
+	newPauses := func() wait.Backoff {
+		return wait.Backoff{Duration: 5 * time.Second, Factor: 2, Cap: time.Minute, Steps: math.MaxInt32}
+	}
+	pauses := newPauses()
 	for starts := 0; ; starts++ {
 		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, starts, known)
 		if ctx.Err() != nil {
 			return nil // stopped (SIGTERM), whatever the run was doing
 		}
 		var restarted *apiserverRestarted
-		switch reason := known.restartReason(); {
+		switch reason := known.takeRestart(); {
 		case reason != "" && errors.As(err, &restarted):
-			known.mu.Lock()
-			known.restart = ""
-			known.mu.Unlock()
-			pause = 0
+			pauses = newPauses()
 			cacheRestarts.Inc()
 			log.Info("the hub apiserver restarted: starting the controllers again with caches listed afresh", "apiserver", reason)
 			continue
@@ -199,7 +201,7 @@ func Run(ctx context.Context, opts Options) error {
 		case starts > 0 && err != nil:
 			// A later start failed (its apiserver may still be unsteady):
 			// keep trying rather than leave no hub running.
-			pause = nextRunPause(pause)
+			pause := pauses.Step()
 			log.Error(err, "the controllers stopped; starting them again", "in", pause.String())
 			select {
 			case <-ctx.Done():

@@ -132,10 +132,11 @@ func TestChaos(t *testing.T) {
 	if nodes {
 		kinds = nodesFaultKinds
 	}
-	restricted := os.Getenv("FLOTILLA_CHAOS_FAULTS") != "" // a study of some faults: no rotation demanded
-	if v := os.Getenv("FLOTILLA_CHAOS_FAULTS"); v != "" {
+	// A study of some faults (FLOTILLA_CHAOS_FAULTS) demands no rotation.
+	restricted := os.Getenv("FLOTILLA_CHAOS_FAULTS") != ""
+	if restricted {
 		var err error
-		kinds, err = chooseKinds(v, kinds)
+		kinds, err = chooseKinds(os.Getenv("FLOTILLA_CHAOS_FAULTS"), kinds)
 		require.NoError(t, err, "FLOTILLA_CHAOS_FAULTS")
 	}
 	t.Logf("chaos: duration %s, nodes %v, faults %v, seed %d (FLOTILLA_CHAOS_SEED=%d repeats the choices)", duration, nodes, kinds, seed, seed)
@@ -840,13 +841,35 @@ func chooseKinds(v string, all []string) ([]string, error) {
 func (r *run) watchCacheView() string {
 	var b strings.Builder
 	b.WriteString("  the apiserver's watch cache against a consistent read:\n")
-	check := func(what string, list func(rv string) (string, map[string]string, error)) {
-		cachedRV, cached, err := list("0")
+	// versions lists at rv and returns the list's version and each object's.
+	versions := func(list func(metav1.ListOptions) (kruntime.Object, error), rv string) (string, map[string]string, error) {
+		l, err := list(metav1.ListOptions{ResourceVersion: rv})
+		if err != nil {
+			return "", nil, err
+		}
+		items, err := meta.ExtractList(l)
+		if err != nil {
+			return "", nil, err
+		}
+		m := map[string]string{}
+		for _, o := range items {
+			if a, err := meta.Accessor(o); err == nil {
+				m[a.GetNamespace()+"/"+a.GetName()] = a.GetResourceVersion()
+			}
+		}
+		la, err := meta.ListAccessor(l)
+		if err != nil {
+			return "", nil, err
+		}
+		return la.GetResourceVersion(), m, nil
+	}
+	check := func(what string, list func(metav1.ListOptions) (kruntime.Object, error)) {
+		cachedRV, cached, err := versions(list, "0")
 		if err != nil {
 			fmt.Fprintf(&b, "    %s: cached list: %v\n", what, err)
 			return
 		}
-		freshRV, fresh, err := list("")
+		freshRV, fresh, err := versions(list, "")
 		if err != nil {
 			fmt.Fprintf(&b, "    %s: consistent list: %v\n", what, err)
 			return
@@ -864,70 +887,22 @@ func (r *run) watchCacheView() string {
 		}
 		fmt.Fprintf(&b, "    %s: cache at %s, etcd at %s, %d of %d objects differ %v\n", what, cachedRV, freshRV, len(differ), len(fresh), differ)
 	}
-	opts := func(rv string) metav1.ListOptions { return metav1.ListOptions{ResourceVersion: rv} }
-	versions := func(listRV string, items []metav1.ObjectMeta) (string, map[string]string, error) {
-		m := map[string]string{}
-		for _, o := range items {
-			m[o.Namespace+"/"+o.Name] = o.ResourceVersion
-		}
-		return listRV, m, nil
-	}
-	check("managedclusters", func(rv string) (string, map[string]string, error) {
-		l, err := r.hubOCM.ClusterV1().ManagedClusters().List(r.ctx, opts(rv))
-		if err != nil {
-			return "", nil, err
-		}
-		var ms []metav1.ObjectMeta
-		for _, o := range l.Items {
-			ms = append(ms, o.ObjectMeta)
-		}
-		return versions(l.ResourceVersion, ms)
+	check("managedclusters", func(o metav1.ListOptions) (kruntime.Object, error) {
+		return r.hubOCM.ClusterV1().ManagedClusters().List(r.ctx, o)
 	})
 	for _, c := range r.clusters {
-		check("leases in "+c, func(rv string) (string, map[string]string, error) {
-			l, err := r.hubKube.CoordinationV1().Leases(c).List(r.ctx, opts(rv))
-			if err != nil {
-				return "", nil, err
-			}
-			var ms []metav1.ObjectMeta
-			for _, o := range l.Items {
-				ms = append(ms, o.ObjectMeta)
-			}
-			return versions(l.ResourceVersion, ms)
+		check("leases in "+c, func(o metav1.ListOptions) (kruntime.Object, error) {
+			return r.hubKube.CoordinationV1().Leases(c).List(r.ctx, o)
 		})
-		check("manifestworks in "+c, func(rv string) (string, map[string]string, error) {
-			l, err := r.works.WorkV1().ManifestWorks(c).List(r.ctx, opts(rv))
-			if err != nil {
-				return "", nil, err
-			}
-			var ms []metav1.ObjectMeta
-			for _, o := range l.Items {
-				ms = append(ms, o.ObjectMeta)
-			}
-			return versions(l.ResourceVersion, ms)
+		check("manifestworks in "+c, func(o metav1.ListOptions) (kruntime.Object, error) {
+			return r.works.WorkV1().ManifestWorks(c).List(r.ctx, o)
 		})
 	}
-	check("placementdecisions", func(rv string) (string, map[string]string, error) {
-		l, err := r.hubOCM.ClusterV1beta1().PlacementDecisions(rsNamespace).List(r.ctx, opts(rv))
-		if err != nil {
-			return "", nil, err
-		}
-		var ms []metav1.ObjectMeta
-		for _, o := range l.Items {
-			ms = append(ms, o.ObjectMeta)
-		}
-		return versions(l.ResourceVersion, ms)
+	check("placementdecisions", func(o metav1.ListOptions) (kruntime.Object, error) {
+		return r.hubOCM.ClusterV1beta1().PlacementDecisions(rsNamespace).List(r.ctx, o)
 	})
-	check("placements", func(rv string) (string, map[string]string, error) {
-		l, err := r.hubOCM.ClusterV1beta1().Placements(rsNamespace).List(r.ctx, opts(rv))
-		if err != nil {
-			return "", nil, err
-		}
-		var ms []metav1.ObjectMeta
-		for _, o := range l.Items {
-			ms = append(ms, o.ObjectMeta)
-		}
-		return versions(l.ResourceVersion, ms)
+	check("placements", func(o metav1.ListOptions) (kruntime.Object, error) {
+		return r.hubOCM.ClusterV1beta1().Placements(rsNamespace).List(r.ctx, o)
 	})
 	return b.String()
 }

@@ -92,18 +92,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		grace := time.Duration(r.GraceMultiplier) * LeaseDuration(cluster)
 		stale, left := LeaseStale(renewed, now, grace)
-		if stale && r.Reader != nil && err == nil {
-			// Gone from the apiserver: stale it is (the clock is the cache's).
-			// Unreadable: the cache's verdict stands.
-			stored := &coordinationv1.Lease{}
-			if rerr := r.Reader.Get(ctx, client.ObjectKeyFromObject(lease), stored); rerr != nil && !apierrors.IsNotFound(rerr) {
-				log.FromContext(ctx).Info("cannot read the lease past the cache; deciding on the cached one", "cluster", cluster.Name, "error", rerr.Error())
-			} else if rerr == nil && stored.Spec.RenewTime != nil && stored.Spec.RenewTime.After(renewed) {
-				// The cache is behind: decide on the stored lease, and come back
-				// through the reader when it would expire (its events may not come).
-				log.FromContext(ctx).Info("the hub's lease cache is behind the apiserver; deciding on the stored lease",
-					"cluster", cluster.Name, "cached", renewed.UTC().Format(time.RFC3339Nano), "stored", stored.Spec.RenewTime.UTC().Format(time.RFC3339Nano))
-				renewed = stored.Spec.RenewTime.Time
+		if stale && err == nil {
+			if stored := r.storedRenewal(ctx, cluster.Name, lease, renewed); stored.After(renewed) {
+				renewed = stored
 				stale, left = LeaseStale(renewed, now, grace)
 			}
 		}
@@ -133,4 +124,28 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// storedRenewal reads a lease the cache calls stale past the cache (Reader)
+// and returns its renewal when newer than cached: the cache is behind, and the
+// cluster is decided on the stored lease, coming back through the reader when
+// that would expire (the cache's events may not come). A lease gone from the
+// apiserver, or one that cannot be read, leaves the cached renewal.
+func (r *Reconciler) storedRenewal(ctx context.Context, cluster string, cached *coordinationv1.Lease, renewed time.Time) time.Time {
+	if r.Reader == nil {
+		return renewed
+	}
+	stored := &coordinationv1.Lease{}
+	if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(cached), stored); err != nil {
+		if !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Info("cannot read the lease past the cache; deciding on the cached one", "cluster", cluster, "error", err.Error())
+		}
+		return renewed
+	}
+	if stored.Spec.RenewTime == nil || !stored.Spec.RenewTime.After(renewed) {
+		return renewed
+	}
+	log.FromContext(ctx).Info("the hub's lease cache is behind the apiserver; deciding on the stored lease",
+		"cluster", cluster, "cached", renewed.UTC().Format(time.RFC3339Nano), "stored", stored.Spec.RenewTime.UTC().Format(time.RFC3339Nano))
+	return stored.Spec.RenewTime.Time
 }

@@ -12,8 +12,8 @@ func newDevPartitionCommand(opts *devenv.Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "partition CLUSTER",
 		Short: "Cut a managed cluster's Pods off the hub (environments with --nodes)",
-		Long: "Drops every packet from the Pods of CLUSTER's node (its klusterlet and addon agents) to the hub's " +
-			"apiserver, established connections included, as a failed network would. The cluster keeps running; on " +
+		Long: "Drops every packet between the Pods of CLUSTER's node (its klusterlet and addon agents) and the hub's " +
+			"apiserver, both ways, established connections included, as a failed network would. The cluster keeps running; on " +
 			"the hub it goes Unknown and tainted once its lease runs out. `flotilla dev heal CLUSTER` ends the " +
 			"partition, and `dev down` removes it too.",
 		Example: "  flotilla dev partition cluster1\n  flotilla dev heal cluster1",

@@ -4,25 +4,37 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"flotilla.dev/flotilla/internal/host"
 	"flotilla.dev/flotilla/internal/node"
 )
 
-// partitionRule is the iptables rule (filter INPUT, first) that cuts the Pods
-// of a managed cluster's node off from the hub's apiserver: their packets to
-// it are dropped, established connections included, as a network that fails
-// silently would. The comment names the cluster, for people reading
+// partitionRules are the iptables rules (filter table, first in their chains)
+// that cut the Pods of a managed cluster's node off from the hub's apiserver,
+// in both directions, established connections included, as a network that
+// fails silently would: INPUT drops what the Pods send to the apiserver,
+// OUTPUT what the apiserver sends them. One direction is not a partition: with
+// only the Pods' packets dropped, a watch the klusterlet held open still
+// received the hub's events (a deletion among them) for the tens of seconds
+// its connection took to time out, and a cut-off cluster removed a work
+// (test/chaos found it). The comments name the cluster, for people reading
 // `iptables -S`.
-func partitionRule(plan node.Plan, index int, cluster, hubPort string) []string {
-	return []string{"-s", plan.PodCIDR(index), "-d", plan.HostIP() + "/32", "-p", "tcp", "-m", "tcp", "--dport", hubPort,
-		"-m", "comment", "--comment", "flotilla partition " + cluster, "-j", "DROP"}
+func partitionRules(plan node.Plan, index int, cluster, hubPort string) []host.Change {
+	comment := []string{"-m", "comment", "--comment", "flotilla partition " + cluster, "-j", "DROP"}
+	pods, hub := plan.PodCIDR(index), plan.HostIP()+"/32"
+	return []host.Change{
+		{Kind: host.KindRule, Table: "filter", Chain: "INPUT",
+			Rule: append([]string{"-s", pods, "-d", hub, "-p", "tcp", "-m", "tcp", "--dport", hubPort}, comment...)},
+		{Kind: host.KindRule, Table: "filter", Chain: "OUTPUT",
+			Rule: append([]string{"-s", hub, "-d", pods, "-p", "tcp", "-m", "tcp", "--sport", hubPort}, comment...)},
+	}
 }
 
 // partitionTarget finds what a partition of cluster needs: the environment
 // must have nodes (the klusterlet runs as a Pod with its own address) and the
 // hub must be known.
-func partitionTarget(opts *Options, cluster string) (*host.Journal, []string, error) {
+func partitionTarget(opts *Options, cluster string) (*host.Journal, []host.Change, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, nil, err
 	}
@@ -54,43 +66,38 @@ func partitionTarget(opts *Options, cluster string) (*host.Journal, []string, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return j, partitionRule(node.NewPlan(opts.DataDir), nodeIndex(rec, cluster), cluster, u.Port()), nil
+	return j, partitionRules(node.NewPlan(opts.DataDir), nodeIndex(rec, cluster), cluster, u.Port()), nil
 }
 
 // Partition cuts managed cluster off the hub: its Pods (the klusterlet and
-// addon agents) can no longer reach the hub's apiserver, while the cluster
-// itself keeps running. The rule is recorded in the environment's host
-// journal, so `dev down` removes it if Heal is never called.
+// addon agents) and the hub's apiserver no longer reach each other, while the
+// cluster itself keeps running. The rules are recorded in the environment's
+// host journal, so `dev down` removes them if Heal is never called.
 func Partition(opts Options, cluster string) error {
-	j, rule, err := partitionTarget(&opts, cluster)
+	j, rules, err := partitionTarget(&opts, cluster)
 	if err != nil {
 		return err
 	}
-	if err := j.InsertRule("filter", "INPUT", rule...); err != nil {
-		return fmt.Errorf("partition %s: %w", cluster, err)
+	for _, r := range rules {
+		if err := j.InsertRule(r.Table, r.Chain, r.Rule...); err != nil {
+			return fmt.Errorf("partition %s: %w", cluster, err)
+		}
+		opts.progress("%s: cut off from the hub (iptables -t %s -I %s 1 %s)", cluster, r.Table, r.Chain, strings.Join(r.Rule, " "))
 	}
-	opts.progress("%s: cut off from the hub (iptables -t filter %v)", cluster, rule)
 	return nil
 }
 
 // Heal ends a partition made by Partition (none is fine).
 func Heal(opts Options, cluster string) error {
-	j, rule, err := partitionTarget(&opts, cluster)
+	j, rules, err := partitionTarget(&opts, cluster)
 	if err != nil {
 		return err
 	}
-	if err := j.RemoveRule("filter", "INPUT", rule...); err != nil {
-		return fmt.Errorf("heal %s: %w", cluster, err)
+	for _, r := range rules {
+		if err := j.RemoveRule(r.Table, r.Chain, r.Rule...); err != nil {
+			return fmt.Errorf("heal %s: %w", cluster, err)
+		}
 	}
 	opts.progress("%s: reaches the hub again", cluster)
 	return nil
-}
-
-// Partitioned tells whether cluster is cut off from the hub.
-func Partitioned(opts Options, cluster string) (bool, error) {
-	j, rule, err := partitionTarget(&opts, cluster)
-	if err != nil {
-		return false, err
-	}
-	return j.Has(host.Change{Kind: host.KindRule, Table: "filter", Chain: "INPUT", Rule: rule}), nil
 }

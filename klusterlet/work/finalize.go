@@ -40,6 +40,13 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 		if done, err := r.removeApplied(ctx, work, amw); err != nil || !done {
 			return ctrl.Result{RequeueAfter: waitCleanup}, err
 		}
+		// Once per deletion: whoever wonders where an object went finds it here.
+		opt := "Foreground"
+		if work.Spec.DeleteOption != nil {
+			opt = string(work.Spec.DeleteOption.PropagationPolicy)
+		}
+		ctrl.LoggerFrom(ctx).Info("the work was deleted on the hub; what was applied for it is removed (or kept, per its deleteOption)",
+			"resources", len(amw.Status.AppliedResources), "deleteOption", opt)
 	}
 	controllerutil.RemoveFinalizer(work, workv1.ManifestWorkFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.hub.Update(ctx, work))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,8 +27,9 @@ import (
 // TestPartition cuts a managed cluster's Pods off the hub with `flotilla dev
 // partition` (an iptables rule the environment records): the cluster goes
 // Unknown and tainted unreachable on the hub while what it already runs keeps
-// running; a work created meanwhile waits; `dev heal` brings it back Available,
-// untainted, with the work applied. A partition left in place is removed by
+// running; a work created meanwhile waits, and one deleted meanwhile stays;
+// `dev heal` brings it back Available, untainted, with the one work applied
+// and the other removed. A partition left in place is removed by
 // `dev down`.
 func TestPartition(t *testing.T) {
 	ctx := context.Background()
@@ -55,9 +57,11 @@ func TestPartition(t *testing.T) {
 		_, err = spoke.CoreV1().ConfigMaps("default").Get(ctx, name, metav1.GetOptions{})
 		assert.NoError(c, err, "ConfigMap %s on the cluster", name)
 	}
-	_, err = works.Create(ctx, configMapWork("before"), metav1.CreateOptions{})
-	require.NoError(t, err)
-	require.EventuallyWithT(t, func(c *assert.CollectT) { applied(c, "before") }, timeout, tick)
+	for _, name := range []string{"before", "removed"} {
+		_, err = works.Create(ctx, configMapWork(name), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) { applied(c, "before"); applied(c, "removed") }, timeout, tick)
 
 	unreachable := func(mc *clusterv1.ManagedCluster) bool {
 		for _, taint := range mc.Spec.Taints {
@@ -91,6 +95,15 @@ func TestPartition(t *testing.T) {
 		// A work written meanwhile is accepted by the hub; it reaches the cluster after the heal.
 		_, err = works.Create(ctx, configMapWork("during"), metav1.CreateOptions{})
 		require.NoError(t, err)
+		// A work deleted meanwhile stays on the cluster: the hub's events do
+		// not reach it either. With only the cluster's packets dropped, the
+		// klusterlet's open watch still delivered such a deletion within a
+		// second; the window below is many times that.
+		require.NoError(t, works.Delete(ctx, "removed", metav1.DeleteOptions{}))
+		assert.Never(t, func() bool {
+			_, err := spoke.CoreV1().ConfigMaps("default").Get(ctx, "removed", metav1.GetOptions{})
+			return apierrors.IsNotFound(err)
+		}, 15*time.Second, tick, "a work deleted on the hub was removed from a cluster cut off from it")
 	})
 
 	t.Run("healed, it is Available again, untainted, and gets the work", func(t *testing.T) {
@@ -104,6 +117,10 @@ func TestPartition(t *testing.T) {
 			assert.False(c, unreachable(mc), "untainted")
 			applied(c, "during")
 			applied(c, "before")
+			_, err = spoke.CoreV1().ConfigMaps("default").Get(ctx, "removed", metav1.GetOptions{})
+			assert.True(c, apierrors.IsNotFound(err), "ConfigMap of the work deleted during the partition removed after the heal: %v", err)
+			_, err = works.Get(ctx, "removed", metav1.GetOptions{})
+			assert.True(c, apierrors.IsNotFound(err), "work deleted during the partition gone from the hub: %v", err)
 		}, timeout, tick)
 		t.Logf("converged %s after the heal", time.Since(start).Round(time.Second))
 	})

@@ -28,7 +28,7 @@ type process struct {
 // process is killed when this program dies; a detached one runs in a session of
 // its own and outlives it.
 func startProcess(name, bin string, args []string, logFile string, detached bool, env ...string) (*process, error) {
-	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func startProcess(name, bin string, args []string, logFile string, detached bool
 		// in its log); we do not own it beyond that.
 		go func() {
 			err := cmd.Wait()
-			if f, ferr := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			if f, ferr := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND, 0o600); ferr == nil {
 				fmt.Fprintf(f, "==== %s %s exited: %v\n", time.Now().Format(time.RFC3339), name, exitText(cmd.ProcessState, err))
 				f.Close()
 			}

@@ -177,8 +177,10 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	// Owner only: admin kubeconfigs, keys and logs (which hold request bodies
+	// at -v 8) live here.
 	for _, d := range []string{"clusters", "controlplanes", "logs"} {
-		if err := os.MkdirAll(filepath.Join(opts.DataDir, d), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(opts.DataDir, d), 0o700); err != nil {
 			return nil, err
 		}
 	}

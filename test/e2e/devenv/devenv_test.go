@@ -80,6 +80,20 @@ func TestDevUpStatusDown(t *testing.T) {
 	st := status(t, dataDir)
 	require.True(t, st.AllRunning(), "%+v", st)
 	pids := pidsOf(st)
+	// Admin kubeconfigs, keys and logs are the owner's alone.
+	for _, d := range []string{"clusters", "controlplanes", "logs"} {
+		fi, err := os.Stat(filepath.Join(dataDir, d))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), d)
+	}
+	logs, err := filepath.Glob(filepath.Join(dataDir, "logs", "*.log"))
+	require.NoError(t, err)
+	require.NotEmpty(t, logs)
+	for _, l := range logs {
+		fi, err := os.Stat(l)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), l)
+	}
 	assert.GreaterOrEqual(t, len(pids), 6)
 
 	// The kubeconfigs work, and the hub serves the OCM API.

@@ -152,19 +152,29 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	var rep *policyv1.Policy
+	gone := false
 	if e.InvolvedObject.Namespace == e.Namespace && e.InvolvedObject.Name != "" {
 		var p policyv1.Policy
 		err := r.replicas.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.InvolvedObject.Name}, &p)
 		switch {
 		case err == nil:
 			rep = &p
-		case !apierrors.IsNotFound(err):
+		case apierrors.IsNotFound(err):
+			gone = true
+		default:
 			return ctrl.Result{}, err
 		}
 	}
 	ev, err := history.FromHubEvent(&e, rep)
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Info("compliance event not recorded", "reason", err.Error())
+		// The events of a deleted policy outlive its replicas (an Event's TTL
+		// is an hour), and every start of the hub reads them all again: that
+		// is routine, not news. Any other refusal is logged at once.
+		log := ctrl.LoggerFrom(ctx)
+		if gone {
+			log = log.V(1)
+		}
+		log.Info("compliance event not recorded", "reason", err.Error())
 		return ctrl.Result{}, nil
 	}
 	// The replica's checks and bounds apply as to its status's entries (so

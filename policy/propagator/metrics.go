@@ -100,3 +100,15 @@ func (m *Metrics) forgetRoot(ns, name string) {
 	m.GovernanceInfo.DeletePartialMatch(prometheus.Labels{"policy": name, "policy_namespace": ns})
 	delete(m.seen, RootKey(ns, name))
 }
+
+// reset drops every policy_governance_info series. A hub that restarts its
+// controllers in-process (after its apiserver restarted) calls it through
+// Setup: a root deleted while the controllers were stopped sends no event
+// afterwards, so its series would stay forever; every root that exists is
+// reconciled at the start and has its series again within moments.
+func (m *Metrics) reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.GovernanceInfo.Reset()
+	m.seen = map[string]map[string]bool{}
+}

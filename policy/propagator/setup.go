@@ -75,8 +75,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	metrics := DefaultMetrics()
+	metrics.reset()
 	r := &Reconciler{Client: mgr.GetClient(), apiReader: mgr.GetAPIReader(), recorder: mgr.GetEventRecorder("policy-propagator"),
-		now: opts.Now, metrics: DefaultMetrics(), secrets: newSecretWatches(meta)}
+		now: opts.Now, metrics: metrics, secrets: newSecretWatches(meta)}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		r.secrets.Stop()

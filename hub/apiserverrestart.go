@@ -248,3 +248,13 @@ func (w *apiserverWatch) list(ctx context.Context) (map[string]string, string, e
 type apiserverRestarted struct{ reason string }
 
 func (e *apiserverRestarted) Error() string { return "the hub apiserver restarted: " + e.reason }
+
+// unwaited tells whether a manager's error means it returned while its
+// reconcilers may still run. controller-runtime (v0.23, manager/internal.go)
+// says so only in words: on a lost leader lease it skips the graceful stop
+// ("leader election lost"), and a stop past GracefulShutdownTimeout ends with
+// "failed waiting for all runnables to end within grace period".
+func unwaited(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "leader election lost") || strings.Contains(msg, "within grace period")
+}

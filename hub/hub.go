@@ -198,6 +198,11 @@ func Run(ctx context.Context, opts Options) error {
 			// The stop timed out or failed: reconcilers may still run. A second
 			// manager beside them could act twice; a supervisor starts a new hub.
 			return fmt.Errorf("the hub apiserver restarted and the controllers did not stop cleanly (%w): exiting so that the hub starts afresh", err)
+		case starts > 0 && err != nil && unwaited(err):
+			// The manager returned without waiting for its reconcilers (the
+			// leader lease was lost) or gave up waiting: a second manager
+			// beside them could act twice.
+			return fmt.Errorf("the controllers stopped (%w): exiting so that the hub starts afresh", err)
 		case starts > 0 && err != nil:
 			// A later start failed (its apiserver may still be unsteady):
 			// keep trying rather than leave no hub running.

@@ -33,6 +33,9 @@ func startProcess(name, bin string, args []string, logFile string, detached bool
 		return nil, err
 	}
 	defer log.Close()
+	if err := log.Chmod(0o600); err != nil { // a log made before this rule
+		return nil, err
+	}
 	fmt.Fprintf(log, "\n==== %s starting %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
 
 	cmd := exec.Command(bin, args...)

@@ -180,7 +180,11 @@ func Up(ctx context.Context, opts Options) (*Result, error) {
 	// Owner only: admin kubeconfigs, keys and logs (which hold request bodies
 	// at -v 8) live here.
 	for _, d := range []string{"clusters", "controlplanes", "logs"} {
-		if err := os.MkdirAll(filepath.Join(opts.DataDir, d), 0o700); err != nil {
+		dir := filepath.Join(opts.DataDir, d)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(dir, 0o700); err != nil { // an environment made before this rule
 			return nil, err
 		}
 	}

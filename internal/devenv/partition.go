@@ -78,8 +78,12 @@ func Partition(opts Options, cluster string) error {
 	if err != nil {
 		return err
 	}
-	for _, r := range rules {
+	for i, r := range rules {
 		if err := j.InsertRule(r.Table, r.Chain, r.Rule...); err != nil {
+			// Half a partition is none (see partitionRules): take back what went in.
+			for _, done := range rules[:i+1] {
+				_ = j.RemoveRule(done.Table, done.Chain, done.Rule...)
+			}
 			return fmt.Errorf("partition %s: %w", cluster, err)
 		}
 		opts.progress("%s: cut off from the hub (iptables -t %s -I %s 1 %s)", cluster, r.Table, r.Chain, strings.Join(r.Rule, " "))

@@ -151,6 +151,15 @@ func Start(ctx context.Context, c Config) error {
 	if err != nil {
 		return err
 	}
+	// The node's directory is root's alone: its kubelet's credentials, the
+	// Pods' Secret volumes and logs live under it. What is inside keeps the
+	// modes the kubelet and containerd give it.
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(p.Dir, 0o700); err != nil { // made before this rule
+		return err
+	}
 	for _, d := range []string{p.Containerd(), p.CNIConfDir(), p.IPAMDir(), p.Kubelet(), p.CertDir(), p.PodLogs(), p.Logs()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err

@@ -31,7 +31,7 @@ import (
 // The nodes mode (FLOTILLA_CHAOS_NODES=1, `make chaos CHAOS_NODES=1`): the
 // environment is `dev up --nodes`, so the hub, the klusterlets and the addon
 // agents are Pods on real nodes, and a partition between the hub and a
-// cluster (`dev partition`, an iptables rule the run makes and removes) is one
+// cluster (`dev partition`, iptables rules the run makes and removes) is one
 // more fault kind.
 
 // nodesFaultKinds are the faults of the nodes mode: the Pod-borne components

@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -160,7 +161,8 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		case err == nil:
 			rep = &p
 		case apierrors.IsNotFound(err):
-			gone = true
+			// Only an event shaped as the framework agent's counts as routine.
+			gone = e.InvolvedObject.Kind == "Policy" && strings.HasPrefix(e.Reason, "policy: "+e.Namespace+"/")
 		default:
 			return ctrl.Result{}, err
 		}
@@ -169,7 +171,8 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	if err != nil {
 		// The events of a deleted policy outlive its replicas (an Event's TTL
 		// is an hour), and every start of the hub reads them all again: that
-		// is routine, not news. Any other refusal is logged at once.
+		// is routine, not news. Any other refusal (a malformed or forged
+		// event) is logged at the default level.
 		log := ctrl.LoggerFrom(ctx)
 		if gone {
 			log = log.V(1)

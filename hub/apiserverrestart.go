@@ -66,6 +66,13 @@ type identities struct {
 	restart string
 }
 
+// markRestart records that the run ends for reason (takeRestart reads it).
+func (s *identities) markRestart(reason string) {
+	s.mu.Lock()
+	s.restart = reason
+	s.mu.Unlock()
+}
+
 // takeRestart returns why the last run ended ("" when not for a restart)
 // and clears it for the next run.
 func (s *identities) takeRestart() string {
@@ -215,9 +222,7 @@ func (w *apiserverWatch) restart(ctx context.Context, reason string) error {
 		case <-time.After(w.stagger):
 		}
 	}
-	w.known.mu.Lock()
-	w.known.restart = reason
-	w.known.mu.Unlock()
+	w.known.markRestart(reason)
 	return &apiserverRestarted{reason: reason}
 }
 

@@ -41,9 +41,9 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 			return ctrl.Result{RequeueAfter: waitCleanup}, err
 		}
 		// Once per deletion: whoever wonders where an object went finds it here.
-		opt := "Foreground"
+		opt := workv1.DeletePropagationPolicyTypeForeground
 		if work.Spec.DeleteOption != nil {
-			opt = string(work.Spec.DeleteOption.PropagationPolicy)
+			opt = work.Spec.DeleteOption.PropagationPolicy
 		}
 		ctrl.LoggerFrom(ctx).Info("the work was deleted on the hub; what was applied for it is removed (or kept, per its deleteOption)",
 			"resources", len(amw.Status.AppliedResources), "deleteOption", opt)

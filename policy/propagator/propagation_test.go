@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
@@ -262,22 +261,7 @@ func TestStatusRoundTripWithPrecedence(t *testing.T) {
 	require.NoError(t, hub.Delete(s.ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: s.ns}}))
 	s.eventuallyReplicas("p")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		n := 0
-		metrics, _ := ctrlmetrics.Registry.Gather()
-		for _, f := range metrics {
-			if f.GetName() != "policy_governance_info" {
-				continue
-			}
-			for _, series := range f.GetMetric() {
-				labels := map[string]string{}
-				for _, l := range series.GetLabel() {
-					labels[l.GetName()] = l.GetValue()
-				}
-				if labels["policy_namespace"] == s.ns && labels["type"] == "propagated" {
-					n++
-				}
-			}
-		}
+		n, _ := governanceSeries(map[string]string{"policy_namespace": s.ns, "type": "propagated"})
 		assert.Zero(c, n)
 	}, timeout, tick)
 }

@@ -22,32 +22,42 @@ import (
 func TestSetupDropsTheSeriesOfRootsGoneMeanwhile(t *testing.T) {
 	m := propagator.DefaultMetrics()
 	m.GovernanceInfo.WithLabelValues("root", "deleted-while-stopped", "nowhere", "").Set(1)
-	require.Equal(t, 1, series(t, "deleted-while-stopped"))
+	n, err := governanceSeries(map[string]string{"policy": "deleted-while-stopped"})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
 
 	mgr, err := ctrl.NewManager(hubConfig, ctrl.Options{Scheme: scheme.New(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	require.NoError(t, err)
 	require.NoError(t, propagator.Setup(mgr, propagator.Options{}))
-	assert.Equal(t, 0, series(t, "deleted-while-stopped"))
+	n, err = governanceSeries(map[string]string{"policy": "deleted-while-stopped"})
+	require.NoError(t, err)
+	assert.Equal(t, 0, n)
 }
 
-// series counts the policy_governance_info series of a policy.
-func series(t *testing.T, policy string) int {
-	t.Helper()
+// governanceSeries counts the policy_governance_info series whose labels
+// include match.
+func governanceSeries(match map[string]string) (int, error) {
 	families, err := ctrlmetrics.Registry.Gather()
-	require.NoError(t, err)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, f := range families {
 		if f.GetName() != "policy_governance_info" {
 			continue
 		}
 		for _, m := range f.GetMetric() {
+			found := 0
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "policy" && l.GetValue() == policy {
-					n++
+				if v, ok := match[l.GetName()]; ok && v == l.GetValue() {
+					found++
 				}
+			}
+			if found == len(match) {
+				n++
 			}
 		}
 	}
-	return n
+	return n, nil
 }

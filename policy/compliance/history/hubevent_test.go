@@ -1,6 +1,7 @@
 package history_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,10 @@ func TestFromHubEvent(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "event east/policies.p.1") {
 				t.Fatalf("FromHubEvent err = %v; want one naming the event and saying %q", err, tc.err)
+			}
+			// Only a well-formed event without its replica is ErrNoReplica.
+			if noReplica := strings.Contains(tc.err, "no replica"); errors.Is(err, history.ErrNoReplica) != noReplica {
+				t.Fatalf("errors.Is(%v, ErrNoReplica) = %v, want %v", err, !noReplica, noReplica)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -170,6 +171,10 @@ func Retained(events []Event, cutoff time.Time) []Event {
 	return out
 }
 
+// ErrNoReplica is FromHubEvent's refusal of a well-formed event whose replica
+// is not there: the events of a deleted policy outlive it.
+var ErrNoReplica = errors.New("no replica")
+
 // FromHubEvent turns a compliance event a managed cluster's framework agent
 // forwarded to the hub into a history event, the same one its replica's
 // history yields (so that both sources record one row). Identity comes from
@@ -184,17 +189,17 @@ func FromHubEvent(e *corev1.Event, replica *policyv1.Policy) (Event, error) {
 	if ref.Kind != "Policy" || ref.Namespace != e.Namespace || ref.Name == "" {
 		return Event{}, fmt.Errorf("%s: involves %s %s/%s, not a Policy in its own namespace", where, ref.Kind, ref.Namespace, ref.Name)
 	}
+	template, ok := strings.CutPrefix(e.Reason, "policy: "+e.Namespace+"/")
+	if !ok || template == "" {
+		return Event{}, fmt.Errorf("%s: reason %q is not \"policy: %s/<template>\"", where, e.Reason, e.Namespace)
+	}
 	if replica == nil || replica.Namespace != e.Namespace || replica.Name != ref.Name {
-		return Event{}, fmt.Errorf("%s: no replica %s in namespace %s", where, ref.Name, e.Namespace)
+		return Event{}, fmt.Errorf("%s: %w %s in namespace %s", where, ErrNoReplica, ref.Name, e.Namespace)
 	}
 	rootRef := replica.Labels[policyv1.RootPolicyLabel]
 	ns, name, ok := strings.Cut(rootRef, ".")
 	if !ok {
 		return Event{}, fmt.Errorf("%s: policy %s/%s is not a replica (label %s is %q)", where, replica.Namespace, replica.Name, policyv1.RootPolicyLabel, rootRef)
-	}
-	template, ok := strings.CutPrefix(e.Reason, "policy: "+e.Namespace+"/")
-	if !ok || template == "" {
-		return Event{}, fmt.Errorf("%s: reason %q is not \"policy: %s/<template>\"", where, e.Reason, e.Namespace)
 	}
 	cluster := replica.Labels[policyv1.ClusterNameLabel]
 	if cluster == "" {

@@ -2,8 +2,8 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,17 +153,13 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	var rep *policyv1.Policy
-	gone := false
 	if e.InvolvedObject.Namespace == e.Namespace && e.InvolvedObject.Name != "" {
 		var p policyv1.Policy
 		err := r.replicas.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.InvolvedObject.Name}, &p)
 		switch {
 		case err == nil:
 			rep = &p
-		case apierrors.IsNotFound(err):
-			// Only an event shaped as the framework agent's counts as routine.
-			gone = e.InvolvedObject.Kind == "Policy" && strings.HasPrefix(e.Reason, "policy: "+e.Namespace+"/")
-		default:
+		case !apierrors.IsNotFound(err):
 			return ctrl.Result{}, err
 		}
 	}
@@ -174,7 +170,7 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		// is routine, not news. Any other refusal (a malformed or forged
 		// event) is logged at the default level.
 		log := ctrl.LoggerFrom(ctx)
-		if gone {
+		if errors.Is(err, history.ErrNoReplica) {
 			log = log.V(1)
 		}
 		log.Info("compliance event not recorded", "reason", err.Error())

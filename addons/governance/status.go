@@ -5,11 +5,13 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
 // MaxHistory is the most history entries a template's details keep.
@@ -49,9 +51,9 @@ func Status(namespace, policy string, templates []TemplateState, events []corev1
 	for _, t := range templates {
 		evs := byReason[EventReason(namespace, t.Name)]
 		sort.SliceStable(evs, func(i, j int) bool {
-			ti, tj := eventTime(evs[i]), eventTime(evs[j])
-			if !ti.Equal(&tj) {
-				return tj.Before(&ti)
+			ti, tj := preciseTime(evs[i]), preciseTime(evs[j])
+			if !ti.Equal(tj) {
+				return tj.Before(ti)
 			}
 			return evs[i].Name > evs[j].Name
 		})
@@ -87,6 +89,13 @@ func Status(namespace, policy string, templates []TemplateState, events []corev1
 		return policyv1.Compliant, details // every template is pending and ignored
 	}
 	return "", details
+}
+
+// preciseTime is when a compliance event happened, to the microsecond where
+// it tells (history.PreciseTime: its eventTime, or the creation time its name
+// carries, within its whole-second time).
+func preciseTime(e corev1.Event) time.Time {
+	return history.PreciseTime(eventTime(e).Time, e.Name, e.EventTime.Time).Truncate(time.Microsecond)
 }
 
 func eventTime(e corev1.Event) metav1.Time {
@@ -173,6 +182,10 @@ func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) 
 	return ""
 }
 
+// ForwardAction is the action of the compliance events the framework agent
+// forwards to the hub.
+const ForwardAction = "ComplianceStateForwarded"
+
 // HistoryLabel marks the compliance events the framework agent forwards to
 // the hub (value "true"), so that the hub's history recorder watches only them.
 const HistoryLabel = "flotilla.dev/compliance-history"
@@ -181,9 +194,11 @@ const HistoryLabel = "flotilla.dev/compliance-history"
 // managed cluster (all of them, not only the MaxHistory newest the status
 // keeps), as the framework agent forwards them to the hub: on the hub replica
 // rep, in its cluster namespace, labelled HistoryLabel, at the time the
-// replica's history shows (whole seconds). An event's name is a digest of its
-// template, time and message, so forwarding the same event again (an agent
-// restart) names the same hub event.
+// replica's history shows (whole seconds: lastTimestamp) with the event's
+// microsecond time in eventTime (preciseTime), so that the hub orders
+// transitions within one second. An event's name is a digest of its
+// template, microsecond time and message, so forwarding the same event again
+// (an agent restart) names the same hub event.
 func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState, events []corev1.Event) []corev1.Event {
 	reasons := map[string]bool{}
 	for _, t := range templates {
@@ -194,9 +209,10 @@ func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState
 		if e.InvolvedObject.Kind != "Policy" || e.InvolvedObject.Name != rep.Name || e.Namespace != namespace || !reasons[e.Reason] {
 			continue
 		}
-		at := metav1.Unix(eventTime(e).Unix(), 0)
+		precise := preciseTime(e)
+		at := metav1.Unix(precise.Unix(), 0)
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%d\x00%s", e.Reason, at.Unix(), e.Message)
+		fmt.Fprintf(h, "%s\x00%d\x00%s", e.Reason, precise.UnixMicro(), e.Message)
 		typ := corev1.EventTypeWarning
 		if EventState(e.Message) == policyv1.Compliant {
 			typ = corev1.EventTypeNormal
@@ -208,7 +224,11 @@ func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState
 				Namespace: rep.Namespace, Name: rep.Name, UID: rep.UID},
 			Reason: e.Reason, Message: e.Message, Type: typ,
 			Source:         corev1.EventSource{Component: FrameworkName},
-			FirstTimestamp: at, LastTimestamp: at, Count: 1, ReportingController: FrameworkName,
+			FirstTimestamp: at, LastTimestamp: at, Count: 1,
+			// An Event with an eventTime must say who reported it and what
+			// was done (the apiserver's validation).
+			EventTime: metav1.NewMicroTime(precise), ReportingController: FrameworkName,
+			ReportingInstance: FrameworkName + "-" + namespace, Action: ForwardAction,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -150,4 +150,31 @@ func TestHubEvents(t *testing.T) {
 	a, b := HubEvents("c1", rep, templates, many[3:4]), HubEvents("c1", rep, templates, []corev1.Event{again})
 	assert.Equal(t, a[0].Name, b[0].Name)
 	assert.Equal(t, time.Unix(1020, 0).UTC(), HubEvents("c1", rep, templates, []corev1.Event{subSecond})[0].LastTimestamp.UTC())
+
+	// The microsecond the engine's Event name carries goes in eventTime, so
+	// that the hub orders a NonCompliant and its remediation within one
+	// second; the same message twice in one second names two hub Events.
+	sec := time.Unix(1030, 0)
+	named := func(at time.Time, msg string) corev1.Event {
+		e := ev(fmt.Sprintf("p.a.%x", at.UnixNano()), r, msg, 30, "p.a")
+		return e
+	}
+	flips := []corev1.Event{named(sec.Add(100*time.Millisecond), "Compliant; ok"), named(sec.Add(300*time.Millisecond), "NonCompliant; gone"),
+		named(sec.Add(700*time.Millisecond), "Compliant; ok")}
+	got := HubEvents("c1", rep, templates, flips)
+	assert.Len(t, got, 3)
+	at := map[string]time.Duration{}
+	for _, e := range got {
+		assert.Equal(t, sec, e.LastTimestamp.Time, "lastTimestamp in whole seconds")
+		assert.NotEmpty(t, e.ReportingController)
+		assert.NotEmpty(t, e.ReportingInstance)
+		assert.Equal(t, ForwardAction, e.Action)
+		at[e.Name] = e.EventTime.Sub(sec)
+	}
+	assert.ElementsMatch(t, []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond}, []time.Duration{at[got[0].Name], at[got[1].Name], at[got[2].Name]})
+	// The replica's status lists them newest first by that microsecond.
+	_, details := Status("c1", "p.a", templates, []corev1.Event{flips[2], flips[0], flips[1]})
+	assert.Equal(t, []string{"Compliant; ok", "NonCompliant; gone", "Compliant; ok"},
+		[]string{details[0].History[0].Message, details[0].History[1].Message, details[0].History[2].Message})
+	assert.Equal(t, flips[2].Name, details[0].History[0].EventName)
 }

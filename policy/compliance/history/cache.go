@@ -243,13 +243,13 @@ func advance(p Prior, e Event) Prior {
 	return next
 }
 
-// compareEvents is Events' order: time, policy, template, cluster, state,
-// message.
+// compareEvents is Events' order: time, policy, template, cluster, Seq,
+// state, message.
 func compareEvents(a, b Event) int {
 	if c := a.Time.Compare(b.Time); c != 0 {
 		return c
 	}
-	return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Template, b.Template), cmp.Compare(a.Cluster, b.Cluster),
+	return cmp.Or(cmp.Compare(a.Policy, b.Policy), cmp.Compare(a.Template, b.Template), cmp.Compare(a.Cluster, b.Cluster), cmp.Compare(a.Seq, b.Seq),
 		cmp.Compare(a.State, b.State), cmp.Compare(a.Message, b.Message))
 }
 

@@ -40,4 +40,22 @@ var migrations = []string{
 		n  BIGINT NOT NULL
 	);
 	INSERT INTO compliance_writes (id, n) VALUES (1, 0);`,
+	// 5: the order of events within a second, and the hash chain (chain.go).
+	// seq is the recording number (unique; NULL on the events recorded
+	// before, which Record replaces by their microsecond twins as the
+	// sources give them again); prev and hash are an event's link and hash.
+	// A series keeps its head and its anchor (where its chain begins after
+	// a prune); compliance_writes keeps the last seq, the store's head, and
+	// both as they were after the last prune.
+	`ALTER TABLE compliance_events ADD COLUMN seq BIGINT;
+	ALTER TABLE compliance_events ADD COLUMN prev TEXT;
+	ALTER TABLE compliance_events ADD COLUMN hash TEXT;
+	CREATE UNIQUE INDEX compliance_events_seq ON compliance_events (seq);
+	CREATE INDEX compliance_events_series_seq ON compliance_events (policy, template, cluster, seq);
+	ALTER TABLE compliance_series ADD COLUMN head TEXT NOT NULL DEFAULT '';
+	ALTER TABLE compliance_series ADD COLUMN anchor TEXT NOT NULL DEFAULT '';
+	ALTER TABLE compliance_writes ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE compliance_writes ADD COLUMN head TEXT NOT NULL DEFAULT '';
+	ALTER TABLE compliance_writes ADD COLUMN base_seq BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE compliance_writes ADD COLUMN base_head TEXT NOT NULL DEFAULT '';`,
 }

@@ -2,8 +2,13 @@ package history_test
 
 import (
 	"context"
+	"database/sql"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
@@ -17,6 +22,27 @@ func TestPostgres(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Opener {
 		url := srv.NewDatabase(t)
 		return func() (history.Store, error) { return history.Open(context.Background(), url) }
+	})
+}
+
+func TestPostgresChain(t *testing.T) {
+	srv := pgtest.Start(t)
+	storetest.RunChain(t, func(t *testing.T) (storetest.Opener, storetest.Exec) {
+		url := srv.NewDatabase(t)
+		return func() (history.Store, error) { return history.Open(context.Background(), url) },
+			func(t *testing.T, stmt string, args ...any) {
+				t.Helper()
+				db, err := sql.Open("pgx", url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				n := 0
+				stmt = regexp.MustCompile(`\?`).ReplaceAllStringFunc(stmt, func(string) string { n++; return "$" + strconv.Itoa(n) })
+				if _, err := db.Exec(stmt, args...); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
 	})
 }
 

@@ -19,6 +19,24 @@ func TestSQLite(t *testing.T) {
 	})
 }
 
+func TestSQLiteChain(t *testing.T) {
+	storetest.RunChain(t, func(t *testing.T) (storetest.Opener, storetest.Exec) {
+		path := filepath.Join(t.TempDir(), "compliance.db")
+		return func() (history.Store, error) { return history.OpenSQLite(context.Background(), path) },
+			func(t *testing.T, stmt string, args ...any) {
+				t.Helper()
+				db, err := sql.Open("sqlite", path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if _, err := db.Exec(stmt, args...); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+	})
+}
+
 func TestSQLiteRefuses(t *testing.T) {
 	ctx := context.Background()
 	if _, err := history.OpenSQLite(ctx, ""); err == nil {

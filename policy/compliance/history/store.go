@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +25,17 @@ type Event struct {
 	Cluster  string           `json:"cluster"`
 	State    compliance.State `json:"state"`
 	Message  string           `json:"message"`
-	// Time is stored with microsecond precision, in UTC.
+	// Time is stored with microsecond precision, in UTC. The sources give
+	// the time the cluster's engine recorded the transition, to the
+	// microsecond where they carry it (EntryTime, FromHubEvent).
 	Time time.Time `json:"time"`
+	// Seq is the store's recording number of the event, set on the events
+	// it reads back (0 on events to record). It is unique and grows with
+	// every recorded event, so of two events of a series at the same time
+	// the one with the lower Seq happened first: Record stores the events
+	// of one call in time order, keeping the caller's order among equal
+	// times (the sources give each series oldest first).
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // Key identifies the series an event belongs to.
@@ -45,8 +55,10 @@ type Query struct {
 type Store interface {
 	// Record stores events, ignoring those already stored; it returns how many were new.
 	Record(ctx context.Context, events ...Event) (int, error)
-	// Events returns the events the query selects, oldest first (ties by policy,
-	// template, cluster, state, message).
+	// Events returns the events the query selects, oldest first: by time,
+	// policy, template and cluster, then by Seq (the order they happened in
+	// within their series), then state and message (events recorded before
+	// migration 5 have no Seq; see docs/compliance.md).
 	Events(ctx context.Context, q Query) ([]Event, error)
 	// Latest returns, for each pair, the newest event before the given time
 	// of every template of that policy on that cluster, in no set order.
@@ -57,9 +69,16 @@ type Store interface {
 	// Latest answer in a constant number of queries.
 	Window(ctx context.Context, q Query) (Window, error)
 	// Prune deletes the events older than before, except the newest event of
-	// each series (so the state a series was in stays known); it returns how
-	// many it deleted.
+	// each series (so the state a series was in stays known) and any event
+	// recorded after one it keeps (the series' hash chain loses only its
+	// beginning); it returns how many it deleted.
 	Prune(ctx context.Context, before time.Time) (int, error)
+	// Head is the store's chain head: what every recorded event and prune
+	// folded into one hash (chain.go), with the number of the last event.
+	Head(ctx context.Context) (Head, error)
+	// Verify checks every series' hash chain and the store's head, and
+	// names the first broken link.
+	Verify(ctx context.Context) (Verification, error)
 	// Close releases the database.
 	Close() error
 }
@@ -110,9 +129,54 @@ func (e Event) Validate() error {
 	return nil
 }
 
+// EntryTime is when a replica's history entry happened, to the microsecond
+// when the entry tells it: its lastTimestamp holds whole seconds (that is all
+// the API keeps), and the Event it names does too, but Kubernetes' event
+// recorders (and Flotilla's engines) name an Event
+// "<object>.<hex of its creation time in Unix nanoseconds>", so a name whose
+// suffix falls in the entry's second gives the sub-second part. Otherwise the
+// whole second.
+func EntryTime(h policyv1.ComplianceHistory) time.Time {
+	return PreciseTime(h.LastTimestamp.Time, h.EventName, time.Time{})
+}
+
+// PreciseTime is the most precise time of a compliance Event whose whole
+// second is at: its eventTime (a microsecond time) when that falls in the same
+// second, else the time its name carries (see EntryTime) when that does,
+// else at. A zero at takes eventTime's second.
+func PreciseTime(at time.Time, name string, eventTime time.Time) time.Time {
+	if at.IsZero() {
+		at = eventTime
+	}
+	sec := at.Truncate(time.Second)
+	if !eventTime.IsZero() && eventTime.Truncate(time.Second).Equal(sec) {
+		return eventTime.UTC()
+	}
+	if t, ok := NameTime(name); ok && t.Truncate(time.Second).Equal(sec) {
+		return t.UTC()
+	}
+	return at.UTC()
+}
+
+// NameTime is the creation time an Event's name carries when it is named as
+// Kubernetes' event recorders name them: "<object>.<hex Unix nanoseconds>".
+func NameTime(name string) (time.Time, bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 || len(name)-i-1 < 8 || len(name)-i-1 > 16 {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseUint(name[i+1:], 16, 63)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, int64(n)).UTC(), true
+}
+
 // FromReplicas turns the history the replicas hold (status.details[].history)
 // into events, so a restarted hub resumes from what the replicas say. The state
-// is the message's prefix ("NonCompliant; violation - ...").
+// is the message's prefix ("NonCompliant; violation - ..."). A template's
+// history is newest first; its events are given oldest first, at EntryTime,
+// so that Record keeps the order of entries within one second.
 func FromReplicas(replicas []policyv1.Policy) []Event {
 	var out []Event
 	for _, r := range replicas {
@@ -129,10 +193,11 @@ func FromReplicas(replicas []policyv1.Policy) []Event {
 			if d == nil {
 				continue
 			}
-			for _, h := range d.History {
+			for i := len(d.History) - 1; i >= 0; i-- {
+				h := d.History[i]
 				out = append(out, Event{
 					Policy: ns + "/" + name, Template: d.TemplateMeta.Name, Cluster: cluster,
-					State: stateOfMessage(h.Message), Message: h.Message, Time: h.LastTimestamp.Time,
+					State: stateOfMessage(h.Message), Message: h.Message, Time: EntryTime(h),
 				})
 			}
 		}
@@ -207,12 +272,12 @@ func FromHubEvent(e *corev1.Event, replica *policyv1.Policy) (Event, error) {
 	}
 	at := e.LastTimestamp.Time
 	if at.IsZero() {
-		at = e.EventTime.Time
-	}
-	if at.IsZero() {
 		at = e.FirstTimestamp.Time
 	}
-	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at.UTC()}
+	// The agent puts the source event's microsecond time in eventTime
+	// (governance.HubEvents); the hub Event's own name is a digest.
+	at = PreciseTime(at, "", e.EventTime.Time)
+	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at}
 	if err := out.Validate(); err != nil {
 		return Event{}, fmt.Errorf("%s: %w", where, err)
 	}

@@ -2,6 +2,7 @@ package governance_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -66,9 +67,11 @@ func spokeHistory(t *testing.T, k kubernetes.Interface, cluster, replica, templa
 		rep := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: replica, Labels: map[string]string{policyv1.RootPolicyLabel: replica}}}
 		ev, err := history.FromHubEvent(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: e.Name},
 			InvolvedObject: corev1.ObjectReference{Kind: "Policy", Namespace: cluster, Name: replica},
-			Reason:         e.Reason, Message: e.Message, LastTimestamp: metav1.Unix(at.Unix(), 0)}, rep)
+			Reason:         e.Reason, Message: e.Message, LastTimestamp: metav1.Unix(at.Unix(), 0),
+			EventTime: metav1.NewMicroTime(history.PreciseTime(at, e.Name, e.EventTime.Time))}, rep)
 		require.NoError(t, err)
 		require.Equal(t, policy, ev.Policy)
+		ev.Time = ev.Time.Truncate(time.Microsecond) // as stored
 		out = append(out, ev)
 	}
 	sortEvents(out)
@@ -120,6 +123,9 @@ func storedHistory(t *testing.T, s history.Store, policy, cluster string, want i
 		got, err = s.Events(context.Background(), history.Query{Policy: policy, Cluster: cluster})
 		return err == nil && len(got) >= want
 	}, timeout, tick, "want %d recorded events", want)
+	for i := range got {
+		got[i].Seq = 0 // the store's numbering, not the cluster's
+	}
 	sortEvents(got)
 	return got
 }
@@ -229,18 +235,38 @@ func TestForwardedHistoryIdentity(t *testing.T) {
 	}, timeout, tick, "a replica in cluster1's namespace")
 	mine := own.Items[0]
 	require.NoError(t, c.Create(ctx, event("cluster1", "forged.3", mine.Name, "policy: cluster2/x")))
-	// Then a genuine one, recorded for cluster1; the queue is in order, so
-	// the two before it were decided first.
-	require.NoError(t, c.Create(ctx, event("cluster1", "genuine.1", mine.Name, "policy: cluster1/genuine")))
+	// Its own replica, a template the replica does not carry: not recorded,
+	// as such an entry in the replica's status is not.
+	require.NoError(t, c.Create(ctx, event("cluster1", "forged.4", mine.Name, "policy: cluster1/invented")))
+	// Then a genuine one, about a template of its replica, recorded for
+	// cluster1; the queue is in order, so the ones before it were decided
+	// first.
+	require.NotEmpty(t, mine.Spec.PolicyTemplates)
+	var meta struct {
+		Metadata struct{ Name string } `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal(mine.Spec.PolicyTemplates[0].ObjectDefinition.Raw, &meta))
+	genuine := event("cluster1", "genuine.1", mine.Name, "policy: cluster1/"+meta.Metadata.Name)
+	genuine.Message = "NonCompliant; violation - genuine"
+	require.NoError(t, c.Create(ctx, genuine))
 	var got []history.Event
 	require.Eventually(t, func() bool {
-		got, err = s.Events(ctx, history.Query{Template: "genuine"})
+		all, err := s.Events(ctx, history.Query{Template: meta.Metadata.Name, Cluster: "cluster1"})
+		got = nil
+		for _, e := range all {
+			if e.Message == genuine.Message {
+				got = append(got, e)
+			}
+		}
 		return err == nil && len(got) == 1
 	}, timeout, tick)
 	assert.Equal(t, "cluster1", got[0].Cluster)
 	forged, err := s.Events(ctx, history.Query{Template: "x"})
 	require.NoError(t, err)
 	assert.Empty(t, forged, "events about another cluster's replica or naming another cluster are not recorded")
+	invented, err := s.Events(ctx, history.Query{Template: "invented"})
+	require.NoError(t, err)
+	assert.Empty(t, invented, "an event about a template the replica does not carry is not recorded")
 	only2Events, err := s.Events(ctx, history.Query{Policy: "history-only2/p"})
 	require.NoError(t, err)
 	assert.Empty(t, only2Events)

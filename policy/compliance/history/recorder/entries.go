@@ -34,22 +34,7 @@ const (
 // template the MaxEntries newest entries not after now+MaxClockSkew; messages
 // cut to MaxMessageBytes. It is pure.
 func entries(p *policyv1.Policy, now time.Time) []history.Event {
-	known := map[string]bool{}
-	for i, t := range p.Spec.PolicyTemplates {
-		if t == nil {
-			continue
-		}
-		var meta struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(t.ObjectDefinition.Raw, &meta); err != nil || meta.Metadata.Name == "" {
-			known[fmt.Sprintf("template-%d", i)] = true
-			continue
-		}
-		known[meta.Metadata.Name] = true
-	}
+	known := templates(p)
 	latest := now.Add(MaxClockSkew)
 	seen := map[string]bool{}
 	kept := *p.DeepCopy()
@@ -68,13 +53,39 @@ func entries(p *policyv1.Policy, now time.Time) []history.Event {
 			h.Message = clip(h.Message)
 			c.History = append(c.History, h)
 		}
-		sort.SliceStable(c.History, func(i, j int) bool { return c.History[j].LastTimestamp.Before(&c.History[i].LastTimestamp) })
+		// Newest first, as the agent lists them; among entries of one
+		// second, the list's order stands where their names do not tell.
+		sort.SliceStable(c.History, func(i, j int) bool {
+			return history.EntryTime(c.History[j]).Before(history.EntryTime(c.History[i]))
+		})
 		if len(c.History) > MaxEntries {
 			c.History = c.History[:MaxEntries]
 		}
 		kept.Status.Details = append(kept.Status.Details, c)
 	}
 	return history.FromReplicas([]policyv1.Policy{kept})
+}
+
+// templates are the names of the templates p's spec carries, as the framework
+// agent reports them: metadata.name, or template-<i> for one without a name.
+func templates(p *policyv1.Policy) map[string]bool {
+	known := map[string]bool{}
+	for i, t := range p.Spec.PolicyTemplates {
+		if t == nil {
+			continue
+		}
+		var meta struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(t.ObjectDefinition.Raw, &meta); err != nil || meta.Metadata.Name == "" {
+			known[fmt.Sprintf("template-%d", i)] = true
+			continue
+		}
+		known[meta.Metadata.Name] = true
+	}
+	return known
 }
 
 func clip(m string) string {

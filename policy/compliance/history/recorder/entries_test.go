@@ -53,7 +53,7 @@ func TestEntries(t *testing.T) {
 			[]string{"encryption: Compliant; within the skew"}},
 		{"only the ten newest", replica(detail("encryption", many...)), func() []string {
 			var out []string
-			for i := 49; i >= 40; i-- {
+			for i := 40; i <= 49; i++ { // oldest first
 				out = append(out, fmt.Sprintf("encryption: Compliant; entry %d", i))
 			}
 			return out

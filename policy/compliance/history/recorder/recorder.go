@@ -177,9 +177,14 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, nil
 	}
 	// The replica's checks and bounds apply as to its status's entries (so
-	// that both sources give the same row).
+	// that both sources give the same row): a replica in a cluster
+	// namespace, a template its spec carries.
 	if ok, err := (&Reconciler{Reader: r.replicas, opts: r.opts}).isReplica(ctx, rep); err != nil || !ok {
 		return ctrl.Result{}, err
+	}
+	if !templates(rep)[ev.Template] {
+		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: its replica carries no such template", "template", ev.Template, "replica", rep.Name)
+		return ctrl.Result{}, nil
 	}
 	if ev.Time.After(r.opts.Now().Add(MaxClockSkew)) {
 		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: ahead of the hub's clock", "time", ev.Time)

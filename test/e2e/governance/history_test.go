@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +27,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
 )
@@ -270,4 +272,52 @@ func TestForwardedHistoryIdentity(t *testing.T) {
 	only2Events, err := s.Events(ctx, history.Query{Policy: "history-only2/p"})
 	require.NoError(t, err)
 	assert.Empty(t, only2Events)
+}
+
+// TestHistoryDemoSequence is the demo's sequence end to end, recorded as it
+// happens: an inform policy NonCompliant on both clusters, then enforced,
+// which the engine remediates at once (often within the same second). The
+// history reads NonCompliant then Compliant on each cluster, its newest state
+// is the replica's, it counts one remediation per cluster, and the store's
+// chain verifies.
+func TestHistoryDemoSequence(t *testing.T) {
+	ctx := context.Background()
+	const ns, name, template = "history-demo", "policy-demo", "demo-ns"
+	policyNamespace(t, ns)
+	s, err := history.Open(ctx, filepath.Join(t.TempDir(), "compliance.db"))
+	require.NoError(t, err)
+	defer s.Close()
+	stop := startRecorder(t, s)
+	defer stop()
+	bindPolicy(t, ns, name, policyv1.Inform, `{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy",
+ "metadata":{"name":"`+template+`"},"spec":{"remediationAction":"inform","object-templates":[
+  {"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"history-demo-governance"}}}]}}`)
+	clusters := []string{"cluster1", "cluster2"}
+	for _, c := range clusters {
+		eventuallyReplica(t, c, ns+"."+name, policyv1.NonCompliant)
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"remediationAction":"enforce"}}`))
+	require.NoError(t, hubCli.Patch(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, patch))
+	for _, c := range clusters {
+		eventuallyReplica(t, c, ns+"."+name, policyv1.Compliant)
+		var got []string
+		require.Eventually(t, func() bool {
+			evs, err := s.Events(ctx, history.Query{Policy: ns + "/" + name, Cluster: c})
+			if err != nil || len(evs) == 0 {
+				return false
+			}
+			got = nil
+			for _, x := range history.Transitions(evs) {
+				got = append(got, string(x.From)+"->"+string(x.State))
+			}
+			return evs[len(evs)-1].State == compliance.Compliant
+		}, timeout, tick, "the newest recorded state of %s on %s is the replica's (Compliant)", name, c)
+		assert.Equal(t, []string{"->NonCompliant", "NonCompliant->Compliant"}, got, "transitions on %s", c)
+		rem, err := history.Remediations(ctx, s, history.Query{Policy: ns + "/" + name, Cluster: c})
+		require.NoError(t, err)
+		assert.Len(t, rem, 1, "one remediation on %s", c)
+	}
+	v, err := s.Verify(ctx)
+	require.NoError(t, err)
+	assert.True(t, v.OK(), "the chain verifies: %+v", v.Broken)
 }

@@ -17,7 +17,7 @@ func newComplianceCommand() *cobra.Command {
 		Short: "Compliance reports by standard, family and control (NIST SP 800-53, NIST-CSF, ...)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newComplianceReportCommand(), newComplianceHistoryCommand())
+	cmd.AddCommand(newComplianceReportCommand(), newComplianceHistoryCommand(), newComplianceVerifyCommand())
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package compliance
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ func AssessmentResults(r *Report) *oscal.OscalModels {
 			LastModified: r.GeneratedAt.UTC(),
 			Version:      SchemaVersion,
 			OscalVersion: OSCALVersion,
-			Props:        props("generator", "flotilla"),
+			Props:        metadataProps(r),
 		},
 		ImportAp: oscal.ImportAp{
 			Href:    "#" + apUUID,
@@ -156,6 +157,16 @@ func AssessmentResults(r *Report) *oscal.OscalModels {
 	}
 	doc.Results = []oscal.Result{res}
 	return &oscal.OscalModels{AssessmentResults: doc}
+}
+
+// metadataProps are the document's props: the generator and, when the
+// report was read with the history, the history's chain head it was computed
+// from (NIST SP 800-53 AU-9, AU-10: the store can be checked against it).
+func metadataProps(r *Report) *[]oscal.Property {
+	if r.HistoryHead == nil {
+		return props("generator", "flotilla")
+	}
+	return props("generator", "flotilla", "history-chain-head", r.HistoryHead.Hash, "history-chain-seq", strconv.FormatInt(r.HistoryHead.Seq, 10))
 }
 
 func clusterUUID(name string) string { return oscalUUID("cluster", name) }

@@ -125,3 +125,26 @@ func TestOSCALValidationRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestOSCALHistoryHead: a report read with the history carries the chain
+// head it was computed from in the document's metadata, and stays valid.
+func TestOSCALHistoryHead(t *testing.T) {
+	r := fleet()
+	r.HistoryHead = &ChainHead{Hash: strings.Repeat("ab", 32), Seq: 4211}
+	models := AssessmentResults(r)
+	got := map[string]string{}
+	for _, p := range *models.AssessmentResults.Metadata.Props {
+		got[p.Name] = p.Value
+	}
+	if got["history-chain-head"] != r.HistoryHead.Hash || got["history-chain-seq"] != "4211" || got["generator"] != "flotilla" {
+		t.Fatalf("metadata props = %v, want the generator and the chain head", got)
+	}
+	out, err := json.Marshal(models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateOSCAL(t, out)
+	if bare := AssessmentResults(fleet()).AssessmentResults.Metadata.Props; len(*bare) != 1 {
+		t.Fatalf("without the history: props %v, want the generator only", *bare)
+	}
+}

@@ -64,6 +64,19 @@ type Report struct {
 	Standards     []Standard `json:"standards"`
 	// Baseline is the coverage of a baseline (--baseline), when one is asked for.
 	Baseline *Coverage `json:"baseline,omitempty"`
+	// HistoryHead is the compliance history's chain head when the report
+	// was read with the history (history.Head): which recorded history it
+	// was computed from, so that a later `flotilla compliance verify` can
+	// tell whether the store still holds it.
+	HistoryHead *ChainHead `json:"historyHead,omitempty"`
+}
+
+// ChainHead is a compliance history store's chain head.
+type ChainHead struct {
+	// Hash is the head, a SHA-256 in hex.
+	Hash string `json:"hash"`
+	// Seq is the number of the last event recorded.
+	Seq int64 `json:"seq"`
 }
 
 // Standard groups the families of one standard (or "unmapped").

@@ -60,6 +60,10 @@ type Verification struct {
 	// and BrokenLinks counts them all.
 	Broken      *BrokenLink `json:"broken,omitempty"`
 	BrokenLinks int         `json:"brokenLinks"`
+	// Found maps each head Verify was asked about that the store's head
+	// passed through (since the last prune) to the number of the event that
+	// made it; a head not found is not there.
+	Found map[string]int64 `json:"found,omitempty"`
 }
 
 // OK reports whether every link held.
@@ -139,8 +143,12 @@ func (s *sqlStore) Head(ctx context.Context) (Head, error) {
 
 // Verify walks every series in recording order, then the events since the
 // last prune in Seq order, in one read transaction.
-func (s *sqlStore) Verify(ctx context.Context) (Verification, error) {
+func (s *sqlStore) Verify(ctx context.Context, heads ...string) (Verification, error) {
 	var v Verification
+	want := map[string]bool{}
+	for _, h := range heads {
+		want[h] = true
+	}
 	tx, err := s.db.BeginTx(ctx, s.readTx())
 	if err != nil {
 		return v, fmt.Errorf("%s: verify: %w", s.name, err)
@@ -246,6 +254,15 @@ func (s *sqlStore) Verify(ctx context.Context) (Verification, error) {
 		return v, fmt.Errorf("%s: verify: read the events: %w", s.name, err)
 	}
 	head, last := baseHead, baseSeq
+	found := func() {
+		if want[head] {
+			if v.Found == nil {
+				v.Found = map[string]int64{}
+			}
+			v.Found[head] = last
+		}
+	}
+	found()
 	for rows.Next() {
 		var seq int64
 		var hash string
@@ -254,6 +271,7 @@ func (s *sqlStore) Verify(ctx context.Context) (Verification, error) {
 			return v, fmt.Errorf("%s: verify: read the events: %w", s.name, err)
 		}
 		head, last = foldEvent(head, seq, hash), seq
+		found()
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -77,8 +77,10 @@ type Store interface {
 	// folded into one hash (chain.go), with the number of the last event.
 	Head(ctx context.Context) (Head, error)
 	// Verify checks every series' hash chain and the store's head, and
-	// names the first broken link.
-	Verify(ctx context.Context) (Verification, error)
+	// names the first broken link. It also looks for the given heads (from
+	// earlier reports) among those the store's head passed through since
+	// the last prune (Verification.Found).
+	Verify(ctx context.Context, heads ...string) (Verification, error)
 	// Close releases the database.
 	Close() error
 }

@@ -91,6 +91,16 @@ func (b BrokenLink) String() string {
 	return where + ": " + b.Reason
 }
 
+// EventHash is the hash of e (its Seq set) chained to prev, the hash of the
+// event recorded before it in its series ("" for the first). Record computes
+// it; it is exported for bulk loaders (a benchmark's COPY) that write the
+// chain columns themselves.
+func EventHash(prev string, e Event) string { return eventHash(prev, e) }
+
+// FoldHead is the store's head after an event numbered seq with hash was
+// recorded on head (for bulk loaders, as EventHash).
+func FoldHead(head string, seq int64, hash string) string { return foldEvent(head, seq, hash) }
+
 // eventHash is the hash of e (its Seq set) chained to prev.
 func eventHash(prev string, e Event) string {
 	h := sha256.New()

@@ -151,44 +151,67 @@ func BenchmarkReportWithHistory(b *testing.B) {
 	})
 	b.Run("postgres", func(b *testing.B) {
 		url := pgtest.Start(b).NewDatabase(b)
+		chain := &bulkChain{}
 		benchReport(b, "postgres", func(ctx context.Context) (history.Store, error) { return history.OpenPostgres(ctx, url) },
 			func(ctx context.Context, _ history.Store, batch []history.Event) error {
-				return copyEvents(ctx, url, batch)
+				return copyEvents(ctx, url, chain, batch)
 			})
 	})
 }
 
 // copyEvents loads a batch with COPY (the setup only: a year of events
-// through Record would take minutes), and at the end (a nil batch)
-// analyses the tables as autovacuum would.
-func copyEvents(ctx context.Context, url string, batch []history.Event) error {
+// through Record would take minutes), chained as Record chains them
+// (history.EventHash, FoldHead), and at the end (a nil batch) writes the
+// store's head and analyses the tables as autovacuum would.
+func copyEvents(ctx context.Context, url string, chain *bulkChain, batch []history.Event) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(ctx)
 	if batch == nil {
+		if _, err := conn.Exec(ctx, "UPDATE compliance_writes SET seq = $1, head = $2 WHERE id = 1", chain.seq, chain.head); err != nil {
+			return err
+		}
 		_, err := conn.Exec(ctx, "ANALYZE")
 		return err
 	}
+	batch = slices.Clone(batch)
+	slices.SortStableFunc(batch, func(a, b history.Event) int { return a.Time.Compare(b.Time) })
 	rows := make([][]any, len(batch))
-	series := map[history.Key]bool{}
-	var keys [][]any
+	heads := map[history.Key]string{}
+	var order []history.Key
 	for i, e := range batch {
-		rows[i] = []any{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().UnixMicro()}
-		if k := e.Key(); !series[k] {
-			series[k] = true
-			keys = append(keys, []any{k.Policy, k.Cluster, k.Template})
+		e.Time = time.UnixMicro(e.Time.UTC().UnixMicro()).UTC()
+		chain.seq++
+		e.Seq = chain.seq
+		k := e.Key()
+		prev, seen := heads[k]
+		if !seen {
+			order = append(order, k)
 		}
+		hash := history.EventHash(prev, e)
+		heads[k], chain.head = hash, history.FoldHead(chain.head, e.Seq, hash)
+		rows[i] = []any{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UnixMicro(), e.Seq, prev, hash}
 	}
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_events"}, []string{"policy", "template", "cluster", "state", "message", "time_us"}, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_events"}, []string{"policy", "template", "cluster", "state", "message", "time_us", "seq", "prev", "hash"}, pgx.CopyFromRows(rows)); err != nil {
 		return err
 	}
 	// A series is in one batch only (fleet flushes between series).
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_series"}, []string{"policy", "cluster", "template"}, pgx.CopyFromRows(keys)); err != nil {
+	keys := make([][]any, len(order))
+	for i, k := range order {
+		keys[i] = []any{k.Policy, k.Cluster, k.Template, heads[k], ""}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"compliance_series"}, []string{"policy", "cluster", "template", "head", "anchor"}, pgx.CopyFromRows(keys)); err != nil {
 		return err
 	}
 	return nil
+}
+
+// bulkChain is the chain as copyEvents has written it so far.
+type bulkChain struct {
+	seq  int64
+	head string
 }
 
 func benchReport(b *testing.B, name string, open func(context.Context) (history.Store, error), record func(context.Context, history.Store, []history.Event) error) {
@@ -211,6 +234,18 @@ func benchReport(b *testing.B, name string, open func(context.Context) (history.
 		b.Fatal(err)
 	}
 	b.Logf("%s: %d policies x %d clusters, %d events in a year recorded in %s", name, policies, nClusters, events, time.Since(genStart).Round(time.Second))
+	// The whole store's chain, checked as `flotilla compliance verify` does.
+	if vs, err := open(ctx); err != nil {
+		b.Fatal(err)
+	} else {
+		t0, c0 := time.Now(), cpuTime()
+		v, err := vs.Verify(ctx)
+		if err != nil || !v.OK() {
+			b.Fatalf("verify after the load: %+v (%v), %v", v, v.Broken, err)
+		}
+		b.Logf("%s: verify: %d events in %d series whole in %s (process CPU %s)", name, v.Events, v.Series, time.Since(t0).Round(time.Millisecond), (cpuTime() - c0).Round(time.Millisecond))
+		vs.Close()
+	}
 	since := now.Add(-30 * day)
 	rng := rand.New(rand.NewPCG(3, 4))
 

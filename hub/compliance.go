@@ -42,7 +42,7 @@ func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config,
 		return nil, err
 	}
 	srv := mgr.GetWebhookServer()
-	for _, path := range []string{web.PagePath, web.APIPath, web.LoginPath} {
+	for _, path := range []string{web.PagePath, web.APIPath, web.LoginPath, web.LogoutPath} {
 		srv.Register(path, h)
 	}
 	ctrl.Log.WithName("hub").Info("compliance report served", "url", base+web.PagePath, "api", base+web.APIPath, "history", redactedDB(opts.ComplianceDB))

@@ -66,8 +66,12 @@ type Document struct {
 const contentSecurity = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.URL.Path == LoginPath {
+	switch req.URL.Path {
+	case LoginPath:
 		h.login(w, req)
+		return
+	case LogoutPath:
+		h.logout(w, req)
 		return
 	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {

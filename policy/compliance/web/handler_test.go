@@ -210,3 +210,49 @@ func TestTokenCacheIsBounded(t *testing.T) {
 	require.NotNil(t, u)
 	assert.Equal(t, "system:serviceaccount:users:alice", u.Name)
 }
+
+// TestCrossSiteSignInRefused: a page elsewhere cannot sign a browser in (as
+// the attacker, login CSRF) or out: a cross-site POST gets 403 and no
+// cookie, by Origin or by Sec-Fetch-Site. The page's own form, and a client
+// that is not a browser, still sign in; signing out clears the cookie.
+func TestCrossSiteSignInRefused(t *testing.T) {
+	srv := server(t, nil)
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	post := func(path string, header map[string]string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(url.Values{"token": {token(t, "alice")}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	for name, h := range map[string]map[string]string{
+		"another origin":          {"Origin": "https://evil.example"},
+		"cross-site fetch":        {"Sec-Fetch-Site": "cross-site"},
+		"same-site, other origin": {"Sec-Fetch-Site": "same-site", "Origin": "https://other.hub.example"},
+	} {
+		for _, path := range []string{web.LoginPath, web.LogoutPath} {
+			resp := post(path, h)
+			assert.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s", name, path)
+			assert.Empty(t, resp.Cookies(), "%s %s: no cookie set or cleared", name, path)
+		}
+	}
+	for name, h := range map[string]map[string]string{
+		"the page's own form": {"Sec-Fetch-Site": "same-origin", "Origin": srv.URL},
+		"not a browser":       nil,
+	} {
+		resp := post(web.LoginPath, h)
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode, name)
+		require.Len(t, resp.Cookies(), 1, name)
+	}
+	resp := post(web.LogoutPath, map[string]string{"Sec-Fetch-Site": "same-origin"})
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Len(t, resp.Cookies(), 1)
+	assert.True(t, resp.Cookies()[0].MaxAge < 0 && resp.Cookies()[0].Value == "", "sign-out clears the cookie: %+v", resp.Cookies()[0])
+}

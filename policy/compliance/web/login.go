@@ -12,7 +12,26 @@ import (
 // the page without sending a header.
 const LoginPath = "/compliance/login"
 
+// LogoutPath forgets the token (POST): the cookie is cleared.
+const LogoutPath = "/compliance/logout"
+
 const tokenCookie = "flotilla-compliance-token"
+
+// sameOrigin refuses a cross-site POST to the sign-in and sign-out forms
+// (login CSRF: a page elsewhere signing the browser in as the attacker, or
+// out): a browser's Sec-Fetch-Site must say same-origin (or that the user
+// typed it), else its Origin must be this host. Clients that send neither
+// (curl, scripts) are not browsers and carry no ambient credential.
+var sameOrigin = http.NewCrossOriginProtection()
+
+// refuseCrossSite answers 403 and reports true when req is a cross-site POST.
+func refuseCrossSite(w http.ResponseWriter, req *http.Request) bool {
+	if err := sameOrigin.Check(req); err != nil {
+		http.Error(w, "cross-site request refused: sign in from the report's own page ("+err.Error()+")", http.StatusForbidden)
+		return true
+	}
+	return false
+}
 
 var loginTemplate = template.Must(template.New("login").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -42,6 +61,9 @@ func (h *Handler) login(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "only POST", http.StatusMethodNotAllowed)
 		return
 	}
+	if refuseCrossSite(w, req) {
+		return
+	}
 	req.Body = http.MaxBytesReader(w, req.Body, 16<<10)
 	token := strings.TrimSpace(req.PostFormValue("token"))
 	if token == "" {
@@ -58,6 +80,21 @@ func (h *Handler) login(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", MaxAge: int(time.Hour / time.Second),
+		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, req, PagePath, http.StatusSeeOther)
+}
+
+// logout clears the token cookie and goes back to the sign-in form.
+func (h *Handler) logout(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "only POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if refuseCrossSite(w, req) {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, req, PagePath, http.StatusSeeOther)
 }

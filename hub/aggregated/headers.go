@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -16,6 +18,7 @@ import (
 const (
 	AuthenticationConfigMapNamespace = "kube-system"
 	AuthenticationConfigMapName      = "extension-apiserver-authentication"
+	caKey                            = "requestheader-client-ca-file"
 )
 
 // requestHeaders follows the front-proxy CA and header names the hub
@@ -27,7 +30,7 @@ type requestHeaders struct {
 }
 
 func newRequestHeaders(kube kubernetes.Interface) (*requestHeaders, error) {
-	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("front-proxy-ca", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, "requestheader-client-ca-file", kube)
+	ca, err := dynamiccertificates.NewDynamicCAFromConfigMapController("front-proxy-ca", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, caKey, kube)
 	if err != nil {
 		return nil, err
 	}
@@ -47,21 +50,24 @@ func (r *requestHeaders) config() *authenticatorfactory.RequestHeaderConfig {
 	}
 }
 
-// runOnce reads the ConfigMap; it fails when the apiserver publishes no
-// front-proxy CA (it runs without --requestheader-client-ca-file).
-func (r *requestHeaders) runOnce(ctx context.Context) error {
-	if err := utilerrors.NewAggregate([]error{r.ca.RunOnce(ctx), r.headers.RunOnce(ctx)}); err != nil {
+// start reads the ConfigMap, then follows it until ctx ends. It fails when
+// the apiserver publishes no front-proxy CA (it runs without
+// --requestheader-client-ca-file).
+func (r *requestHeaders) start(ctx context.Context, kube kubernetes.Interface) error {
+	cm, err := kube.CoreV1().ConfigMaps(AuthenticationConfigMapNamespace).Get(ctx, AuthenticationConfigMapName, metav1.GetOptions{})
+	if err != nil {
 		return fmt.Errorf("aggregated API: read the front-proxy settings in %s/%s: %w", AuthenticationConfigMapNamespace, AuthenticationConfigMapName, err)
 	}
-	if len(r.ca.CurrentCABundleContent()) == 0 {
+	if cm.Data[caKey] == "" {
 		return errors.New("aggregated API: the hub apiserver publishes no front-proxy CA (requestheader-client-ca-file in kube-system/extension-apiserver-authentication): start it with --requestheader-client-ca-file and the other --requestheader-* flags")
 	}
-	return nil
-}
-
-// run follows changes until ctx ends.
-func (r *requestHeaders) run(ctx context.Context) {
+	if err := r.headers.RunOnce(ctx); err != nil {
+		return fmt.Errorf("aggregated API: read the front-proxy settings: %w", err)
+	}
 	go r.ca.Run(ctx, 1)
 	go r.headers.Run(ctx, 1)
-	<-ctx.Done()
+	// The CA controller reads through its informer: wait for its first read.
+	return wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return len(r.ca.CurrentCABundleContent()) > 0, nil
+	})
 }

@@ -119,10 +119,9 @@ func New(o Options) (*Server, error) {
 // Start serves until ctx ends: it reads the front-proxy settings, listens,
 // then registers the Service, EndpointSlice, ClusterRoles and APIServices.
 func (s *Server) Start(ctx context.Context) error {
-	if err := s.headers.runOnce(ctx); err != nil {
+	if err := s.headers.start(ctx, s.kube); err != nil {
 		return err
 	}
-	go s.headers.run(ctx)
 	cert, err := tls.LoadX509KeyPair(s.o.CertFile, s.o.KeyFile)
 	if err != nil {
 		return fmt.Errorf("aggregated API: serving certificate: %w", err)

@@ -60,7 +60,11 @@ func (c *Client) get(ctx context.Context, path string, q url.Values, into any) e
 			req = req.Param(k, v)
 		}
 	}
-	body, err := req.DoRaw(ctx)
+	res := req.Do(ctx)
+	if err := res.Error(); err != nil { // the server's Status, decoded
+		return c.explain(ctx, path, err)
+	}
+	body, err := res.Raw()
 	if err != nil {
 		return c.explain(ctx, path, err)
 	}

@@ -34,9 +34,9 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
-	"flotilla.dev/flotilla/policy/compliance/document"
 )
 
 const (

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/client-go/kubernetes"
@@ -117,7 +118,8 @@ func New(o Options) (*Server, error) {
 }
 
 // Start serves until ctx ends: it reads the front-proxy settings, listens,
-// then registers the Service, EndpointSlice, ClusterRoles and APIServices.
+// then registers the Service, EndpointSlice, ClusterRoles and APIServices
+// (trying again every 2 s until that succeeds).
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.headers.start(ctx, s.kube); err != nil {
 		return err
@@ -143,11 +145,19 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeTLS(l, "", "") }()
-	if err := s.register(ctx); err != nil {
-		_ = srv.Close()
-		return err
-	}
 	s.o.Log.Info("aggregated API served", "address", l.Addr().String(), "apiservices", s.names())
+	// Registration is tried again until it succeeds (replicas race to write
+	// the same APIService; the apiserver may be restarting).
+	go func() {
+		_ = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(ctx context.Context) (bool, error) {
+			if err := s.register(ctx); err != nil {
+				s.o.Log.Error(err, "register the aggregated API; trying again")
+				return false, nil
+			}
+			s.o.Log.Info("aggregated API registered", "service", s.o.Service.String(), "endpoint", s.o.Endpoint)
+			return true, nil
+		})
+	}()
 	select {
 	case err := <-served:
 		return fmt.Errorf("aggregated API: %w", err)

@@ -31,6 +31,9 @@ func TestDiscovery(t *testing.T) {
 		names = append(names, r.Name+"/"+r.Kind)
 	}
 	assert.ElementsMatch(t, []string{"reports/ComplianceReport", "histories/ComplianceHistory"}, names)
+
+	err = kubernetes.NewForConfigOrDie(userConfig(t, "bob")).Discovery().RESTClient().Get().AbsPath(apigroup.ReportsPath, "some-name").Do(context.Background()).Error()
+	assert.True(t, apierrors.IsNotFound(err), "the documents have no names: %v", err)
 }
 
 // Each user reads, through the hub apiserver, the report and the history of

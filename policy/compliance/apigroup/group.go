@@ -3,8 +3,10 @@ package apigroup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -71,7 +73,7 @@ func New(o Options) (aggregated.Group, error) {
 type handlers struct{ o Options }
 
 func (h *handlers) report(w http.ResponseWriter, req *http.Request, u user.Info) {
-	q, now, ok := h.query(w, req)
+	q, now, ok := h.query(w, req, ReportsPath)
 	if !ok {
 		return
 	}
@@ -93,7 +95,7 @@ func (h *handlers) report(w http.ResponseWriter, req *http.Request, u user.Info)
 }
 
 func (h *handlers) history(w http.ResponseWriter, req *http.Request, u user.Info) {
-	q, now, ok := h.query(w, req)
+	q, now, ok := h.query(w, req, HistoriesPath)
 	if !ok {
 		return
 	}
@@ -118,8 +120,13 @@ func (h *handlers) history(w http.ResponseWriter, req *http.Request, u user.Info
 	writeJSON(w, doc)
 }
 
-// query reads the query parameters, or answers 400.
-func (h *handlers) query(w http.ResponseWriter, req *http.Request) (url.Values, time.Time, bool) {
+// query reads the query parameters, or answers 400; a path below the
+// resource's (a name) is 404: the documents have none.
+func (h *handlers) query(w http.ResponseWriter, req *http.Request, path string) (url.Values, time.Time, bool) {
+	if strings.TrimSuffix(req.URL.Path, "/") != path {
+		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("%s has no named objects: read %s", req.URL.Path, path))
+		return nil, time.Time{}, false
+	}
 	q, err := url.ParseQuery(req.URL.RawQuery)
 	if err != nil {
 		aggregated.Error(w, http.StatusBadRequest, errors.New("query: "+err.Error()))

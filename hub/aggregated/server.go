@@ -137,7 +137,7 @@ func (s *Server) Start(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    1 << 20, // X-Remote-Group: one header per group of the user
 		// The client certificate is asked for, not required: the
 		// request-header authenticator verifies it against the front-proxy CA
 		// (which it follows as the ConfigMap changes), and answers 401 without.

@@ -80,7 +80,7 @@ func (c *Client) explain(ctx context.Context, path string, err error) error {
 	if !apierrors.IsNotFound(err) && !apierrors.IsServiceUnavailable(err) {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	hint := "is the hub running (flotilla hub, or flotilla dev up)? Or read the hub's database directly with --compliance-db"
+	hint := "is the hub running, with its aggregated API on (flotilla dev up does it; a hub started by hand needs --api-address <an IP of its host>, a hub deployed with flotilla init --deploy serves it behind its Service)? Or read the hub's database directly with --compliance-db"
 	svc, getErr := c.apis.ApiregistrationV1().APIServices().Get(ctx, APIServiceName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(getErr):

@@ -2,10 +2,12 @@ package apigroup_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
@@ -108,8 +111,19 @@ func TestQueryParameters(t *testing.T) {
 // apiserver's front-proxy certificate: a forged X-Remote-User without it is
 // 401, discovery included.
 func TestRefusesWithoutFrontProxyCertificate(t *testing.T) {
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: insecureClient()}}
-	for _, path := range []string{apigroup.ReportsPath, apigroup.HistoriesPath, "/apis/" + apigroup.Group + "/" + apigroup.Version, "/apis"} {
+	// A client certificate with the front proxy's name from another CA.
+	other, err := pki.NewCA("not-the-front-proxy-ca", time.Hour)
+	require.NoError(t, err)
+	kp, err := other.Issue(pki.CertRequest{CommonName: "front-proxy-client", Client: true})
+	require.NoError(t, err)
+	forged, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	require.NoError(t, err)
+	// The hub apiserver's own front-proxy certificate: the same request passes.
+	proxy, err := tls.LoadX509KeyPair(filepath.Join(hubPKI, "front-proxy-client.crt"), filepath.Join(hubPKI, "front-proxy-client.key"))
+	require.NoError(t, err)
+
+	get := func(t *testing.T, path string, certs ...tls.Certificate) (int, string) {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: insecureClient(certs...)}}
 		req, err := http.NewRequest(http.MethodGet, direct+path, nil)
 		require.NoError(t, err)
 		req.Header.Set("X-Remote-User", "system:admin")
@@ -118,12 +132,21 @@ func TestRefusesWithoutFrontProxyCertificate(t *testing.T) {
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: %s", path, body)
-		var st metav1.Status
-		require.NoError(t, json.Unmarshal(body, &st), string(body))
-		assert.Equal(t, metav1.StatusReasonUnauthorized, st.Reason)
-		assert.NotContains(t, string(body), "ns1", "nothing of the fixture leaks")
+		return resp.StatusCode, string(body)
 	}
+	for _, path := range []string{apigroup.ReportsPath, apigroup.HistoriesPath, "/apis/" + apigroup.Group + "/" + apigroup.Version, "/apis"} {
+		for name, certs := range map[string][]tls.Certificate{"no client certificate": nil, "another CA's": {forged}} {
+			code, body := get(t, path, certs...)
+			assert.Equal(t, http.StatusUnauthorized, code, "%s, %s: %s", path, name, body)
+			var st metav1.Status
+			require.NoError(t, json.Unmarshal([]byte(body), &st), body)
+			assert.Equal(t, metav1.StatusReasonUnauthorized, st.Reason)
+			assert.NotContains(t, body, "ns1", "nothing of the fixture leaks")
+		}
+	}
+	code, body := get(t, apigroup.ReportsPath, proxy)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "ns1/policy-ns1", "the front proxy's certificate makes the headers count")
 }
 
 func policies(doc *document.Document) (report, violations []string) {

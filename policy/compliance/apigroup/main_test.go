@@ -44,6 +44,7 @@ var (
 	hubConfig *rest.Config
 	cs        *kubernetes.Clientset
 	direct    string // https://<ip>:<port> of the aggregated server
+	hubPKI    string // the hub control plane's certificates
 	now       = time.Now().UTC().Truncate(time.Second)
 )
 
@@ -57,6 +58,7 @@ func run(m *testing.M) int {
 	}
 	defer env.Stop()
 	hubConfig = env.Hub.Config
+	hubPKI = filepath.Join(env.Hub.Dir, "pki")
 	if cs, err = kubernetes.NewForConfig(hubConfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -35,6 +35,21 @@ func TestDiscovery(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"reports/ComplianceReport", "histories/ComplianceHistory"}, names)
 
+	// The apiserver's aggregated discovery (what kubectl api-resources reads)
+	// holds the group too, once its discovery manager has read the server.
+	require.Eventually(t, func() bool {
+		_, lists, err := kubernetes.NewForConfigOrDie(userConfig(t, "bob")).Discovery().ServerGroupsAndResources()
+		if err != nil {
+			return false
+		}
+		for _, l := range lists {
+			if l.GroupVersion == apigroup.Group+"/"+apigroup.Version && len(l.APIResources) == 2 {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "compliance.flotilla.dev in the apiserver's discovery")
+
 	err = kubernetes.NewForConfigOrDie(userConfig(t, "bob")).Discovery().RESTClient().Get().AbsPath(apigroup.ReportsPath, "some-name").Do(context.Background()).Error()
 	assert.True(t, apierrors.IsNotFound(err), "the documents have no names: %v", err)
 }

@@ -9,6 +9,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
 	"flotilla.dev/flotilla/policy/compliance/web"
@@ -17,7 +19,7 @@ import (
 // setupCompliance opens the history store (when ComplianceDB is set) and
 // registers its recorder, and serves the live report on the webhook server.
 // The returned func closes the store.
-func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opts Options, base string) (func(), error) {
+func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opts Options, base string, api apiServing) (func(), error) {
 	var store history.Store
 	closeStore := func() {}
 	if opts.ComplianceDB != "" {
@@ -36,7 +38,8 @@ func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config,
 		closeStore()
 		return nil, err
 	}
-	h, err := web.New(web.Options{Reader: mgr.GetClient(), Auth: web.NewAuthorizer(cs), History: store})
+	auth := web.NewAuthorizer(cs)
+	h, err := web.New(web.Options{Reader: mgr.GetClient(), Auth: auth, History: store})
 	if err != nil {
 		closeStore()
 		return nil, err
@@ -44,6 +47,26 @@ func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config,
 	srv := mgr.GetWebhookServer()
 	for _, path := range []string{web.PagePath, web.APIPath, web.LoginPath, web.LogoutPath} {
 		srv.Register(path, h)
+	}
+	if api.on() {
+		group, err := apigroup.New(apigroup.Options{Reader: mgr.GetClient(), Access: auth, History: store})
+		if err != nil {
+			closeStore()
+			return nil, err
+		}
+		// The API's port uses the hub's own (unwrapped) config: it reads
+		// one ConfigMap and writes its registration.
+		srv, err := aggregated.New(aggregated.Options{Config: opts.Config, Groups: []aggregated.Group{group}, BindAddress: api.bind,
+			CertFile: api.certFile, KeyFile: api.keyFile, CABundle: api.caBundle, Service: api.service, ServicePort: int32(api.port),
+			Endpoint: api.endpoint, RemoveOnStop: api.removeOnStop, Log: ctrl.Log.WithName("hub").WithName("aggregated-api")})
+		if err != nil {
+			closeStore()
+			return nil, err
+		}
+		if err := mgr.Add(srv); err != nil {
+			closeStore()
+			return nil, err
+		}
 	}
 	ctrl.Log.WithName("hub").Info("compliance report served", "url", base+web.PagePath, "api", base+web.APIPath, "history", redactedDB(opts.ComplianceDB))
 	return closeStore, nil

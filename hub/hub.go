@@ -116,6 +116,16 @@ type Options struct {
 	// The live report is served at /compliance and /api/compliance on the
 	// webhook server's HTTPS port either way.
 	ComplianceDB string
+	// APIAddress is the IP of this host the aggregated API
+	// (compliance.flotilla.dev, hub/aggregated) is served and advertised at,
+	// as the one endpoint of Service APIServiceNamespace/APIServiceName: not
+	// loopback (EndpointSlices refuse it). Default "": with WebhookService the
+	// API is served on every address at APIPort behind that Service (the
+	// Pods'), else it is not served.
+	APIAddress string
+	// APIPort is the aggregated API's port. Default 0: a free port, or with
+	// WebhookService DefaultAPIPort (the Service's port and the Pods').
+	APIPort int
 	// ComplianceRetention keeps compliance events this long (the newest of
 	// each series is always kept). Default 0: forever.
 	ComplianceRetention time.Duration
@@ -167,6 +177,12 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer cleanup()
+	api, cleanupAPI, err := aggregatedAPI(opts, certDir, caBundle, svcNS, svcName)
+	if err != nil {
+		return err
+	}
+	defer cleanupAPI()
+	opts.APIPort = api.port
 	if opts.Ready != nil {
 		opts.Ready = sync.OnceFunc(opts.Ready) // the first start only
 	}
@@ -183,7 +199,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	pauses := newPauses()
 	for starts := 0; ; starts++ {
-		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, starts, known)
+		err := runControllers(ctx, opts, certDir, caBundle, svcNS, svcName, api, starts, known)
 		if ctx.Err() != nil {
 			return nil // stopped (SIGTERM), whatever the run was doing
 		}
@@ -221,7 +237,7 @@ func Run(ctx context.Context, opts Options) error {
 
 // runControllers runs one manager (caches, controllers, webhooks) until ctx
 // ends or the hub apiserver restarts (*apiserverRestarted).
-func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, starts int, known *identities) error {
+func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, api apiServing, starts int, known *identities) error {
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
 	if cfg.QPS <= 0 {
@@ -287,7 +303,7 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
-	closeHistory, err := setupCompliance(hubCtx, mgr, cfg, opts, base)
+	closeHistory, err := setupCompliance(hubCtx, mgr, cfg, opts, base, api)
 	if err != nil {
 		return err
 	}

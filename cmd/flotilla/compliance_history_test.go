@@ -86,6 +86,12 @@ func TestComplianceHistory(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `AC-6 Least Privilege\s+1\s+1\s+0\s+east`, out)
 	require.Contains(t, out, "3 changes, 1 remediated")
+	// --baseline and --since together: the coverage section and the history.
+	out, errOut, code = runPolicyCLI(t, "compliance", "report", "--since", "30d", "--baseline", "moderate", "--compliance-db", db, "--kubeconfig", kc)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "BASELINE NIST SP 800-53 rev5 MODERATE")
+	require.Contains(t, out, "287 controls, 1 covered, 0 met")
+	require.Contains(t, out, "3 changes, 1 remediated")
 	out, errOut, code = runPolicyCLI(t, "compliance", "report", "--since", "30d", "--compliance-db", db, "--kubeconfig", kc, "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var rep struct {

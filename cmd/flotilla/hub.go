@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -79,6 +80,8 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f.IntVar(&o.WebhookPort, "webhook-port", 0, "webhook server port (default: a free port)")
 	f.StringVar(&o.WebhookService, "webhook-service", "", "namespace/name of a Service the apiserver calls the webhooks through (port 443), for a hub running as Pods; the certificate must name <name>.<namespace>.svc")
 	f.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "", "folder with tls.crt, tls.key (and optionally ca.crt) for the webhook server (default: a self-signed certificate made at start)")
+	f.StringVar(&o.APIAddress, "api-address", "", "an IP of this host, not loopback, to serve the aggregated API (compliance.flotilla.dev) at; the hub registers it as the endpoint of Service "+hub.APIServiceNamespace+"/"+hub.APIServiceName+" (default: behind --webhook-service at --api-port, else not served)")
+	f.IntVar(&o.APIPort, "api-port", 0, "aggregated API port (default: a free port, or "+strconv.Itoa(hub.DefaultAPIPort)+" behind --webhook-service)")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Prometheus metrics address (0 = off)")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "", "health probe address (empty = off)")
 	f.StringVar(&o.PprofAddr, "pprof-bind-address", "", "address serving Go's profiles at /debug/pprof/ (empty = off; keep it on localhost)")

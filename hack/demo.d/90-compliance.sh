@@ -96,20 +96,23 @@ for c in cluster1 cluster2; do
 done
 
 # The hub records the history in <data dir>/hub/compliance.db (flotilla dev up
-# passes --data-dir); a hub started by hand uses its default --data-dir.
-DB="$DATA_DIR/hub/compliance.db"
-db=()
-[ -f "$DB" ] && db=(--compliance-db "$DB")
-
+# passes --data-dir) and serves it, with the report, as the aggregated API
+# compliance.flotilla.dev: the commands below read it through the hub
+# apiserver with the kubeconfig alone (--compliance-db would read the file).
+api_available() { "$FLOTILLA" compliance history --since 1m --kubeconfig "$HUB" >/dev/null 2>&1; }
+wait_for "the hub's APIService v1alpha1.compliance.flotilla.dev Available" api_available
 echo
 echo "==> flotilla compliance report --since 1d"
-"$FLOTILLA" compliance report --since 1d "${db[@]}" --kubeconfig "$HUB"
+"$FLOTILLA" compliance report --since 1d --baseline moderate --kubeconfig "$HUB"
+echo
+echo "==> flotilla compliance history --since 1d"
+"$FLOTILLA" compliance history --since 1d --kubeconfig "$HUB"
 echo
 echo "==> flotilla compliance report --by cluster"
 "$FLOTILLA" compliance report --by cluster --kubeconfig "$HUB"
 
 REPORT="$DATA_DIR/report.html"
-"$FLOTILLA" compliance report --since 7d "${db[@]}" -o html --kubeconfig "$HUB" >"$REPORT"
+"$FLOTILLA" compliance report --since 7d -o html --kubeconfig "$HUB" >"$REPORT"
 url=$(grep -o 'compliance report served.*' "$DATA_DIR/logs/hub.log" 2>/dev/null | tail -1 | grep -o 'url="[^"]*"' | cut -d'"' -f2 || true)
 echo
 echo "==> The report as one self-contained page: $(cd "$(dirname "$REPORT")" && pwd)/$(basename "$REPORT")"
@@ -120,3 +123,5 @@ if [ -n "$url" ]; then
 else
 	echo "==> Live on the hub at https://<hub webhook address>/compliance (see \"compliance report served\" in $DATA_DIR/logs/hub.log)"
 fi
+echo "==> With any kubeconfig for the hub, as its user: kubectl get --raw '/apis/compliance.flotilla.dev/v1alpha1/reports?since=7d'"
+echo "    (and .../histories?cluster=cluster1; docs/compliance.md, \"The aggregated API\")"

@@ -47,6 +47,19 @@ func (cp *ControlPlane) apiServerArgs() []string {
 		"--profiling=false",
 		"--max-requests-inflight=800",
 		"--max-mutating-requests-inflight=400",
+		// The aggregation layer (APIServices such as the hub's
+		// compliance.flotilla.dev): the apiserver authenticates the user and
+		// forwards the identity in X-Remote-* headers over the front-proxy
+		// client certificate; it dials the APIService's endpoint directly
+		// (there is no kube-proxy for Service IPs on this machine).
+		"--requestheader-client-ca-file=" + p("front-proxy-ca.crt"),
+		"--requestheader-allowed-names=" + FrontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + p("front-proxy-client.crt"),
+		"--proxy-client-key-file=" + p("front-proxy-client.key"),
+		"--enable-aggregator-routing=true",
 	}
 }
 
@@ -57,9 +70,6 @@ func (cp *ControlPlane) apiServerNodeArgs() []string {
 	return []string{
 		"--enable-bootstrap-token-auth=true",
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
-		// Webhooks behind a Service are called at a ready endpoint's Pod IP:
-		// there is no kube-proxy for Service IPs on this machine.
-		"--enable-aggregator-routing=true",
 		"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
 		"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
 	}

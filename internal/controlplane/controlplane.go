@@ -629,6 +629,9 @@ func (cp *ControlPlane) ensurePKI() error {
 			return err
 		}
 	}
+	if err := cp.ensureFrontProxyPKI(); err != nil {
+		return err
+	}
 	if err := cp.loadAdmin(); err != nil {
 		return err
 	}
@@ -690,4 +693,33 @@ func (cp *ControlPlane) checkServingAddress() error {
 	}
 	return fmt.Errorf("the apiserver certificate in %s was made for other addresses than %s: this control plane cannot move; remove its folder to start afresh",
 		cp.pkiPath("apiserver.crt"), cp.address)
+}
+
+// FrontProxyClientName is the common name of the front-proxy client
+// certificate the apiserver presents to aggregated API servers (its
+// --requestheader-allowed-names).
+const FrontProxyClientName = "front-proxy-client"
+
+// ensureFrontProxyPKI makes the front-proxy CA and the apiserver's client
+// certificate signed by it, when missing (a control plane made before they
+// existed gets them on its next start). An aggregated API server trusts the
+// X-Remote-* identity headers only from a client certificate this CA signed.
+func (cp *ControlPlane) ensureFrontProxyPKI() error {
+	p := cp.pkiPath
+	if _, err := os.Stat(p("front-proxy-client.key")); err == nil {
+		return nil
+	}
+	ca, err := pki.NewCA("flotilla-"+cp.Name+"-front-proxy-ca", 10*365*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	kp, err := ca.Issue(pki.CertRequest{CommonName: FrontProxyClientName, Client: true, Validity: 10 * 365 * 24 * time.Hour})
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(cp.Dir, "pki")
+	if err := pki.WriteFiles(dir, "front-proxy-ca", ca.CertPEM, ca.KeyPEM); err != nil {
+		return err
+	}
+	return pki.WriteFiles(dir, "front-proxy-client", kp.CertPEM, kp.KeyPEM)
 }

@@ -58,7 +58,11 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		if err != nil {
 			return err
 		}
-		if err := ensureProcess(opts, "hub", append([]string{"hub", "--kubeconfig", opts.HubKubeconfig(), "--data-dir", hubData}, opts.HubArgs...)); err != nil {
+		apiAddress, err := hubAPIAddress(opts)
+		if err != nil {
+			return err
+		}
+		if err := ensureProcess(opts, "hub", append([]string{"hub", "--kubeconfig", opts.HubKubeconfig(), "--data-dir", hubData, "--api-address", apiAddress}, opts.HubArgs...)); err != nil {
 			return err
 		}
 		opts.progress("waiting for the hub to serve its webhooks")

@@ -13,5 +13,7 @@
 // With a history store, the page adds trend lines (inline SVG drawn on the
 // server) and what changed in the window (?since=30d by default), and the JSON
 // a "history" field. Query parameters: standard, control, clusters
-// (comma-separated), since.
+// (comma-separated), since, baseline. The documents are built by
+// policy/compliance/document, as the hub's aggregated API
+// (policy/compliance/apigroup) and the CLI build them.
 package web

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,8 +12,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
@@ -56,10 +57,7 @@ func New(o Options) (*Handler, error) {
 // Document is the JSON served at APIPath: the report (schema
 // compliance.flotilla.dev/v1) with the history of the window when the hub
 // records one.
-type Document struct {
-	*compliance.Report
-	History *history.Summary `json:"history,omitempty"`
-}
+type Document = document.Document
 
 // contentSecurity forbids everything but the page's inline styles: the page
 // has no script and loads nothing.
@@ -119,7 +117,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 	} else {
-		if err := WriteHTML(&buf, doc); err != nil {
+		if err := document.WriteHTML(&buf, doc); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -137,7 +135,7 @@ func (h *Handler) document(req *http.Request, user *User) (*Document, int, error
 	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("query: %w", err)
 	}
-	q, err := parseQuery(vals, now, h.o.Window)
+	o, err := document.ParseQuery(vals, now, h.o.Window)
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}
@@ -145,62 +143,16 @@ func (h *Handler) document(req *http.Request, user *User) (*Document, int, error
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
-	allowed, err := h.readable(req, user, in)
+	in.Now = now
+	readable, err := document.Readable(ctx, in, func(ctx context.Context, ns string) (bool, error) { return h.o.Auth.CanList(ctx, user, ns) })
 	if err != nil {
 		return nil, http.StatusServiceUnavailable, err
 	}
-	in = filterInput(in, allowed)
-	in.Now = now
-	doc := &Document{Report: compliance.Build(in, q.filter)}
-	if h.o.History != nil {
-		keep := func(policy string) bool { ns, _, _ := strings.Cut(policy, "/"); return allowed(ns) }
-		sum, err := history.SummarizeWithTrend(ctx, h.o.History, history.Query{Since: q.since}, keep, doc.Report, in, 0)
-		if err != nil {
-			return nil, http.StatusInternalServerError, err
-		}
-		doc.History = sum
+	doc, err := document.Build(ctx, document.Source{Input: in, History: h.o.History, Readable: readable}, o)
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
 	}
 	return doc, http.StatusOK, nil
-}
-
-// readable returns which namespaces' policies the user may list: all when the
-// user may list them cluster-wide, else those a per-namespace review allows.
-func (h *Handler) readable(req *http.Request, u *User, in compliance.Input) (func(string) bool, error) {
-	ctx := req.Context()
-	all, err := h.o.Auth.CanList(ctx, u, "")
-	if err != nil {
-		return nil, err
-	}
-	if all {
-		return func(string) bool { return true }, nil
-	}
-	ok := map[string]bool{}
-	for _, p := range in.Roots {
-		if _, seen := ok[p.Namespace]; seen {
-			continue
-		}
-		if ok[p.Namespace], err = h.o.Auth.CanList(ctx, u, p.Namespace); err != nil {
-			return nil, err
-		}
-	}
-	return func(ns string) bool { return ok[ns] }, nil
-}
-
-// filterInput keeps the roots of allowed namespaces and their replicas.
-func filterInput(in compliance.Input, allowed func(string) bool) compliance.Input {
-	var out compliance.Input
-	for _, p := range in.Roots {
-		if allowed(p.Namespace) {
-			out.Roots = append(out.Roots, p)
-		}
-	}
-	for _, p := range in.Replicas {
-		ns, _, ok := strings.Cut(p.Labels[policyv1.RootPolicyLabel], ".")
-		if ok && allowed(ns) {
-			out.Replicas = append(out.Replicas, p)
-		}
-	}
-	return out
 }
 
 // bearer reads the token from the Authorization header, else from the

@@ -34,9 +34,9 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
-	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
 const (
@@ -117,15 +117,15 @@ func fleet(now time.Time, nClusters int, record func([]history.Event) error) (co
 
 // report is what the CLI and the live page compute: the report, the summary
 // of the window and the trend, rendered as HTML.
-func report(ctx context.Context, s history.Store, in compliance.Input, since time.Time) (*web.Document, int, error) {
+func report(ctx context.Context, s history.Store, in compliance.Input, since time.Time) (*document.Document, int, error) {
 	r := compliance.Build(in, compliance.Filter{})
 	sum, err := history.SummarizeWithTrend(ctx, s, history.Query{Since: since}, nil, r, in, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	doc := &web.Document{Report: r, History: sum}
+	doc := &document.Document{Report: r, History: sum}
 	var out strings.Builder
-	if err := web.WriteHTML(&out, doc); err != nil {
+	if err := document.WriteHTML(&out, doc); err != nil {
 		return nil, 0, err
 	}
 	return doc, out.Len(), nil

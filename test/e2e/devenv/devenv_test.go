@@ -6,10 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +74,7 @@ func TestDevUpStatusDown(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, "no Flotilla environment in")
 
+	loBefore := loAddrs(t)
 	out, err = run(t, "dev", "up", "--clusters", "1", "--data-dir", dataDir)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "==> hub: ready at https://127.0.0.1:")
@@ -103,6 +107,17 @@ func TestDevUpStatusDown(t *testing.T) {
 	spoke := client(t, filepath.Join(dataDir, "clusters", "cluster1.kubeconfig"))
 	_, err = spoke.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
+	// The hub's aggregated API: the history read through the hub apiserver
+	// with the kubeconfig alone, at an address dev up added (as root).
+	require.Eventually(t, func() bool {
+		out, err := run(t, "compliance", "history", "--kubeconfig", filepath.Join(dataDir, "hub.kubeconfig"))
+		return err == nil && strings.Contains(out, "changes")
+	}, time.Minute, 500*time.Millisecond, "compliance history through the hub's APIService")
+	added := newAddrs(loBefore, loAddrs(t))
+	if os.Geteuid() == 0 {
+		require.Len(t, added, 1, "dev up adds one address to lo for the hub's aggregated API")
+		assert.Regexp(t, `^198\.1[89]\.`, added[0])
+	}
 	_, err = hub.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "survives-restart"}, Data: map[string]string{"k": "v"},
 	}, metav1.CreateOptions{})
@@ -157,6 +172,7 @@ func TestDevUpStatusDown(t *testing.T) {
 	for _, c := range status(t, dataDir).Components {
 		assert.Equal(t, devenv.StateStopped, c.State, c.Name)
 	}
+	assert.Empty(t, newAddrs(loBefore, loAddrs(t)), "dev down removes the address it added")
 	out, err = run(t, "dev", "down", "--data-dir", dataDir)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "nothing was running")
@@ -213,4 +229,31 @@ func client(t *testing.T, kubeconfig string) kubernetes.Interface {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	require.NoError(t, err)
 	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+// loAddrs lists the IPv4 addresses on lo.
+func loAddrs(t *testing.T) []string {
+	t.Helper()
+	ifc, err := net.InterfaceByName("lo")
+	require.NoError(t, err)
+	addrs, err := ifc.Addrs()
+	require.NoError(t, err)
+	var out []string
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil {
+			out = append(out, n.IP.String())
+		}
+	}
+	return out
+}
+
+// newAddrs are the addresses of now that were not there before.
+func newAddrs(before, now []string) []string {
+	var out []string
+	for _, a := range now {
+		if !slices.Contains(before, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

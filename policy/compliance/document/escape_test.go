@@ -1,4 +1,4 @@
-package web_test
+package document_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
 // TestHistorySectionEscapes: what a managed cluster's agent writes (messages,
@@ -23,7 +23,7 @@ func TestHistorySectionEscapes(t *testing.T) {
 	ev := history.Event{Policy: "ns/p", Template: hostile, Cluster: hostile, State: compliance.State(`NonCompliant" onmouseover="alert(3)`), Message: hostile, Time: at}
 	s := &history.Summary{Since: at.Add(-time.Hour), Changes: []history.Transition{{Event: ev, From: compliance.Compliant}}}
 	var out bytes.Buffer
-	require.NoError(t, web.WriteHistorySection(&out, s))
+	require.NoError(t, document.WriteHistorySection(&out, s))
 	page := strings.ToLower(out.String())
 	assert.NotContains(t, page, "<script")
 	assert.NotContains(t, page, "<img")

@@ -1,0 +1,242 @@
+package apigroup_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/apigroup"
+	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/compliance/web"
+	"flotilla.dev/flotilla/test/testenv"
+)
+
+// One hub apiserver (with the front-proxy flags of every local control
+// plane) and one aggregated server on a non-loopback address of this host,
+// registered as APIService v1alpha1.compliance.flotilla.dev. The fixture:
+// ns1 and ns2 hold one policy each, NonCompliant on east; alice may list
+// policies in ns1 only, bob nowhere.
+var (
+	hubConfig *rest.Config
+	cs        *kubernetes.Clientset
+	direct    string // https://<ip>:<port> of the aggregated server
+	hubPKI    string // the hub control plane's certificates
+	now       = time.Now().UTC().Truncate(time.Second)
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	env, err := testenv.New(testenv.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer env.Stop()
+	hubConfig = env.Hub.Config
+	hubPKI = filepath.Join(env.Hub.Dir, "pki")
+	if cs, err = kubernetes.NewForConfig(hubConfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := fixture(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "fixture:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "apigroup-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	stopped, err := serve(ctx, c, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "aggregated server:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	if err := <-stopped; err != nil {
+		fmt.Fprintln(os.Stderr, "aggregated server:", err)
+		return 1
+	}
+	return code
+}
+
+func fixture(ctx context.Context, c client.Client) error {
+	for _, ns := range []string{"ns1", "ns2", "east", "users"} {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return err
+		}
+	}
+	tmpl := &policyv1.PolicyTemplate{}
+	tmpl.ObjectDefinition.Raw = []byte(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy","metadata":{"name":"check"},"spec":{"remediationAction":"inform","object-templates":[]}}`)
+	for ns, control := range map[string]string{"ns1": "CM-2", "ns2": "SC-28"} {
+		p := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "policy-" + ns, Annotations: map[string]string{
+			policyv1.StandardsAnnotation: "NIST SP 800-53", policyv1.ControlsAnnotation: control,
+		}}, Spec: policyv1.PolicySpec{PolicyTemplates: []*policyv1.PolicyTemplate{tmpl}}}
+		if err := c.Create(ctx, p); err != nil {
+			return err
+		}
+		p.Status.Status = []*policyv1.CompliancePerClusterStatus{{ClusterName: "east", ClusterNamespace: "east", ComplianceState: policyv1.NonCompliant}}
+		if err := c.Status().Update(ctx, p); err != nil {
+			return err
+		}
+		replica := &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Namespace: "east", Name: ns + ".policy-" + ns, Labels: map[string]string{
+			policyv1.RootPolicyLabel: ns + ".policy-" + ns, policyv1.ClusterNameLabel: "east", policyv1.ClusterNamespaceLabel: "east",
+		}}, Spec: p.Spec}
+		if err := c.Create(ctx, replica); err != nil {
+			return err
+		}
+		replica.Status.ComplianceState = policyv1.NonCompliant
+		replica.Status.Details = []*policyv1.DetailsPerTemplate{{TemplateMeta: metav1.ObjectMeta{Name: "check"}, ComplianceState: policyv1.NonCompliant,
+			History: []policyv1.ComplianceHistory{{LastTimestamp: metav1.NewTime(now.Add(-time.Hour)), Message: "NonCompliant; violation - secret of " + ns}}}}
+		if err := c.Status().Update(ctx, replica); err != nil {
+			return err
+		}
+	}
+	rule := []rbacv1.PolicyRule{{APIGroups: []string{policyv1.GroupVersion.Group}, Resources: []string{"policies"}, Verbs: []string{"get", "list"}}}
+	if err := c.Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "policy-reader"}, Rules: rule}); err != nil {
+		return err
+	}
+	if err := c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "alice"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "policy-reader"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "users", Name: "alice"}}}); err != nil {
+		return err
+	}
+	for _, sa := range []string{"alice", "bob"} {
+		if err := c.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "users", Name: sa}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serve starts the aggregated server with the compliance group, and waits
+// until the APIService is Available.
+func serve(ctx context.Context, c client.Client, dir string) (<-chan error, error) {
+	store, err := history.OpenSQLite(ctx, filepath.Join(dir, "compliance.db"))
+	if err != nil {
+		return nil, err
+	}
+	day := 24 * time.Hour
+	ev := func(policy string, state compliance.State, ago time.Duration) history.Event {
+		return history.Event{Policy: policy, Template: "check", Cluster: "east", State: state, Message: string(state) + "; test", Time: now.Add(-ago)}
+	}
+	if _, err := store.Record(ctx,
+		ev("ns1/policy-ns1", compliance.Compliant, 20*day), ev("ns1/policy-ns1", compliance.NonCompliant, 2*day),
+		ev("ns2/policy-ns2", compliance.Compliant, 20*day), ev("ns2/policy-ns2", compliance.NonCompliant, 10*day), ev("ns2/policy-ns2", compliance.Compliant, 9*day),
+		ev("ns2/policy-ns2", compliance.NonCompliant, 3*day)); err != nil {
+		return nil, err
+	}
+	ip, err := aggregated.HostIP()
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	svc := types.NamespacedName{Namespace: "flotilla-test", Name: "compliance-api"}
+	ca, err := pki.NewCA("test-serving-ca", time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	kp, err := ca.Issue(pki.CertRequest{CommonName: "compliance-api", DNSNames: []string{svc.Name + "." + svc.Namespace + ".svc"}})
+	if err != nil {
+		return nil, err
+	}
+	if err := pki.WriteFiles(dir, "serving", kp.CertPEM, kp.KeyPEM); err != nil {
+		return nil, err
+	}
+	group, err := apigroup.New(apigroup.Options{Reader: c, Access: web.NewAuthorizer(cs), History: store, Now: func() time.Time { return now }})
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(ip.String(), strconv.Itoa(port))
+	srv, err := aggregated.New(aggregated.Options{Config: hubConfig, Groups: []aggregated.Group{group}, BindAddress: addr,
+		CertFile: filepath.Join(dir, "serving.crt"), KeyFile: filepath.Join(dir, "serving.key"), CABundle: ca.CertPEM,
+		Service: svc, Endpoint: addr, RemoveOnStop: true, Log: funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})})
+	if err != nil {
+		return nil, err
+	}
+	direct = "https://" + addr
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.Start(ctx); store.Close() }()
+	apis, err := aggregator.NewForConfig(hubConfig)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
+		if err == nil {
+			for _, cond := range s.Status.Conditions {
+				if cond.Type == apiregistrationv1.Available && cond.Status == apiregistrationv1.ConditionTrue {
+					return stopped, nil
+				}
+			}
+		}
+		select {
+		case err := <-stopped:
+			return nil, fmt.Errorf("stopped: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("APIService %s not Available within a minute: %+v (%v)", apigroup.APIServiceName, s, err)
+		}
+	}
+}
+
+// userConfig is the hub's config with a token of ServiceAccount users/<sa>
+// instead of the admin's certificate.
+func userConfig(t testing.TB, sa string) *rest.Config {
+	t.Helper()
+	tr, err := cs.CoreV1().ServiceAccounts("users").CreateToken(context.Background(), sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrInt64(3600)}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := rest.AnonymousClientConfig(hubConfig)
+	cfg.BearerToken = tr.Status.Token
+	return cfg
+}
+
+func ptrInt64(v int64) *int64 { return &v }
+
+// insecureClient reaches the aggregated server directly, trusting any
+// serving certificate, with the given client certificates.
+func insecureClient(certs ...tls.Certificate) *tls.Config {
+	return &tls.Config{InsecureSkipVerify: true, Certificates: certs} //nolint:gosec // a test reaching a test server
+}

@@ -67,6 +67,13 @@ func Build(ctx context.Context, src Source, o Options) (*Document, error) {
 		return nil, err
 	}
 	doc.History = sum
+	// The chain head, read after the history: it covers every event the
+	// report saw (verify --head finds it as long as the store holds them).
+	head, err := src.History.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.HistoryHead = &compliance.ChainHead{Hash: head.Hash, Seq: head.Seq}
 	return doc, nil
 }
 

@@ -62,6 +62,20 @@ func TestBuildBaselineWithHistory(t *testing.T) {
 	require.NotNil(t, doc.History)
 	assert.Len(t, doc.History.Changes, 5)
 	require.NotNil(t, doc.History.Trend)
+	// The history's chain head it was computed from travels with it (OSCAL
+	// history-chain-head), and verify finds it in the store.
+	require.NotNil(t, doc.Report.HistoryHead)
+	src := source(t)
+	_, err = document.Build(context.Background(), src, document.Options{History: true, Since: now.Add(-30 * day)})
+	require.NoError(t, err)
+	head, err := src.History.Head(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), head.Seq)
+	assert.Equal(t, head.Hash, doc.Report.HistoryHead.Hash, "the same recorded history, the same head")
+	v, err := src.History.Verify(context.Background(), doc.Report.HistoryHead.Hash)
+	require.NoError(t, err)
+	assert.True(t, v.OK())
+	assert.Contains(t, v.Found, doc.Report.HistoryHead.Hash)
 
 	var table bytes.Buffer
 	require.NoError(t, document.Render(&table, compliance.FormatTable, doc, compliance.RenderOptions{}))

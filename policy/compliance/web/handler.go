@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"html"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -117,10 +118,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 	} else {
-		if err := document.WriteHTML(&buf, doc); err != nil {
+		var page bytes.Buffer
+		if err := document.WriteHTML(&page, doc); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
+		_, fromCookie := cookieToken(req)
+		withViewer(&buf, page.Bytes(), user, fromCookie && req.Header.Get("Authorization") == "")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", contentSecurity)
 		w.Header().Set("X-Frame-Options", "DENY")
@@ -163,10 +167,41 @@ func bearer(req *http.Request) (string, bool) {
 		token = strings.TrimSpace(token)
 		return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 	}
+	return cookieToken(req)
+}
+
+// cookieToken is the token the login form keeps in its cookie.
+func cookieToken(req *http.Request) (string, bool) {
 	if c, err := req.Cookie(tokenCookie); err == nil && c.Value != "" {
 		return c.Value, true
 	}
 	return "", false
+}
+
+// withViewer writes the page with, at the top of its body, who it is shown
+// to (the identity the hub apiserver gave the token) and, when the browser
+// signed in with the form, a sign-out button.
+func withViewer(w *bytes.Buffer, page []byte, u *User, signOut bool) {
+	bar := `<div class="viewer" style="font:13px system-ui,sans-serif;text-align:right;padding:.3rem 1rem;border-bottom:1px solid #ddd">Signed in as <b>` +
+		html.EscapeString(u.Name) + `</b>`
+	if signOut {
+		bar += ` <form method="post" action="` + LogoutPath + `" style="display:inline;margin-left:.5rem"><button type="submit">Sign out</button></form>`
+	}
+	bar += "</div>\n"
+	at := bytes.Index(page, []byte("<body"))
+	if at >= 0 {
+		if end := bytes.IndexByte(page[at:], '>'); end >= 0 {
+			at += end + 1
+		} else {
+			at = -1
+		}
+	}
+	if at < 0 {
+		at = 0
+	}
+	w.Write(page[:at])
+	w.WriteString(bar)
+	w.Write(page[at:])
 }
 
 func unauthorized(w http.ResponseWriter, msg string) {

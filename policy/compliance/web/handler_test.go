@@ -264,3 +264,28 @@ func TestCrossSiteSignInRefused(t *testing.T) {
 	require.Len(t, resp.Cookies(), 1)
 	assert.True(t, resp.Cookies()[0].MaxAge < 0 && resp.Cookies()[0].Value == "", "sign-out clears the cookie: %+v", resp.Cookies()[0])
 }
+
+// TestPageShowsViewer: the page says who it is shown to; a browser signed
+// in with the form gets a sign-out button, a client sending its own header
+// none.
+func TestPageShowsViewer(t *testing.T) {
+	srv := server(t, nil)
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := c.PostForm(srv.URL+web.LoginPath, url.Values{"token": {token(t, "alice")}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Len(t, resp.Cookies(), 1)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+web.PagePath, nil)
+	req.AddCookie(resp.Cookies()[0])
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "Signed in as <b>system:serviceaccount:users:alice</b>")
+	assert.Contains(t, string(body), `<form method="post" action="/compliance/logout"`)
+	_, page := get(t, srv, srv.URL+web.PagePath, token(t, "alice"))
+	assert.Contains(t, page, "Signed in as <b>system:serviceaccount:users:alice</b>")
+	assert.NotContains(t, page, "/compliance/logout", "a bearer header is the client's own: nothing to sign out of")
+}

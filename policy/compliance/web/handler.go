@@ -2,10 +2,10 @@ package web
 
 import (
 	"bytes"
-	"html"
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
@@ -17,8 +18,8 @@ const verifyBroken = 2
 // newComplianceVerifyCommand is `flotilla compliance verify`.
 func newComplianceVerifyCommand() *cobra.Command {
 	var (
-		output, head string
-		h            historyFlags
+		kubeconfig, kctx, output, head string
+		h                              historyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "verify",
@@ -29,31 +30,49 @@ series, and every recorded transition and prune is folded into the store's
 head. An edited transition no longer matches its hash; a removed or inserted
 one breaks the link of the one after it, or its series' head. verify names
 the first broken link and exits 2 when any is broken, 0 when the whole store
-holds.
+holds. It reads the whole history, so through the hub (the default: the
+aggregated API compliance.flotilla.dev, as the kubeconfig's user) it needs the
+right to list policies in all namespaces; --compliance-db reads the database
+directly instead.
 
 --head checks that the store still holds the history an earlier report was
 computed from (the OSCAL assessment results carry its head as
 history-chain-head): the store's head must have passed through it (since the
 last prune).`,
-		Example: `  flotilla compliance verify --compliance-db .flotilla/hub/compliance.db
-  flotilla compliance verify --compliance-db postgres://flotilla@db:5432/flotilla -o json`,
+		Example: `  flotilla compliance verify
+  flotilla compliance verify --head 3f6c...e1 -o json
+  flotilla compliance verify --compliance-db .flotilla/hub/compliance.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return fmt.Errorf("unknown output format %q: use table or json", output)
 			}
-			s, err := h.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			var heads []string
-			if head != "" {
-				heads = append(heads, head)
-			}
-			v, err := s.Verify(cmd.Context(), heads...)
-			if err != nil {
-				return err
+			var v history.Verification
+			if h.db == "" { // through the hub, as the user
+				cfg, err := restConfig(kubeconfig, kctx)
+				if err != nil {
+					return err
+				}
+				c, err := apigroup.NewClient(cfg)
+				if err != nil {
+					return err
+				}
+				if v, err = c.Verify(cmd.Context(), head); err != nil {
+					return err
+				}
+			} else {
+				s, err := h.open(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				var heads []string
+				if head != "" {
+					heads = append(heads, head)
+				}
+				if v, err = s.Verify(cmd.Context(), heads...); err != nil {
+					return err
+				}
 			}
 			if err := writeVerification(cmd.OutOrStdout(), output, v); err != nil {
 				return err
@@ -71,6 +90,7 @@ last prune).`,
 			return nil
 		},
 	}
+	addHubKubeconfigFlags(cmd.Flags(), &kubeconfig, &kctx)
 	h.add(cmd.Flags(), "", "")
 	_ = cmd.Flags().MarkHidden("since")
 	cmd.Flags().StringVar(&head, "head", "", "a chain head an earlier report carried (OSCAL history-chain-head): the store's head must still be it")

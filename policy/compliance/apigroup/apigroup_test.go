@@ -33,7 +33,7 @@ func TestDiscovery(t *testing.T) {
 	for _, r := range list.APIResources {
 		names = append(names, r.Name+"/"+r.Kind)
 	}
-	assert.ElementsMatch(t, []string{"reports/ComplianceReport", "histories/ComplianceHistory"}, names)
+	assert.ElementsMatch(t, []string{"reports/ComplianceReport", "histories/ComplianceHistory", "verifications/ComplianceVerification"}, names)
 
 	// The apiserver's aggregated discovery (what kubectl api-resources reads)
 	// holds the group too, once its discovery manager has read the server.
@@ -43,7 +43,7 @@ func TestDiscovery(t *testing.T) {
 			return false
 		}
 		for _, l := range lists {
-			if l.GroupVersion == apigroup.Group+"/"+apigroup.Version && len(l.APIResources) == 2 {
+			if l.GroupVersion == apigroup.Group+"/"+apigroup.Version && len(l.APIResources) == 3 {
 				return true
 			}
 		}
@@ -199,4 +199,29 @@ func changed(list []history.Transition) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Verifying reads the whole history: an admin (who may list policies in all
+// namespaces) gets the chain checked through the hub, and finds the head a
+// report carried; alice, who may list one namespace, is refused (403); a
+// head that is not one is a 400.
+func TestVerifyThroughHub(t *testing.T) {
+	ctx := context.Background()
+	admin, err := apigroup.NewClient(hubConfig)
+	require.NoError(t, err)
+	doc, err := admin.Report(ctx, url.Values{"since": {"30d"}})
+	require.NoError(t, err)
+	require.NotNil(t, doc.Report.HistoryHead, "a report with history carries its chain head")
+	v, err := admin.Verify(ctx, doc.Report.HistoryHead.Hash)
+	require.NoError(t, err)
+	assert.True(t, v.OK(), "%+v", v.Broken)
+	assert.Positive(t, v.Events)
+	assert.Contains(t, v.Found, doc.Report.HistoryHead.Hash)
+
+	alice, err := apigroup.NewClient(userConfig(t, "alice"))
+	require.NoError(t, err)
+	_, err = alice.Verify(ctx, "")
+	assert.True(t, apierrors.IsForbidden(err), "alice may list policies in ns1 only: %v", err)
+	_, err = admin.Verify(ctx, "not-a-head")
+	assert.True(t, apierrors.IsBadRequest(err), "%v", err)
 }

@@ -14,6 +14,7 @@ import (
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"flotilla.dev/flotilla/policy/compliance/document"
+	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
 // APIServiceName is the group version's APIService.
@@ -51,6 +52,17 @@ func (c *Client) Report(ctx context.Context, q url.Values) (*document.Document, 
 func (c *Client) History(ctx context.Context, q url.Values) (*document.HistoryDocument, error) {
 	doc := &document.HistoryDocument{}
 	return doc, c.get(ctx, HistoriesPath, q, doc)
+}
+
+// Verify checks the history's chain on the hub (history.Store's Verify),
+// looking for head when it is not "".
+func (c *Client) Verify(ctx context.Context, head string) (history.Verification, error) {
+	var v history.Verification
+	q := url.Values{}
+	if head != "" {
+		q.Set("head", head)
+	}
+	return v, c.get(ctx, VerificationsPath, q, &v)
 }
 
 func (c *Client) get(ctx context.Context, path string, q url.Values, into any) error {

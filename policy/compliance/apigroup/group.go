@@ -24,14 +24,18 @@ import (
 const (
 	Group     = "compliance.flotilla.dev"
 	Version   = "v1alpha1"
-	Reports   = "reports"
-	Histories = "histories"
+	Reports       = "reports"
+	Histories     = "histories"
+	Verifications = "verifications"
 )
 
 // Paths of the resources, under the hub apiserver.
 const (
 	ReportsPath   = "/apis/" + Group + "/" + Version + "/" + Reports
 	HistoriesPath = "/apis/" + Group + "/" + Version + "/" + Histories
+	// VerificationsPath checks the history's hash chain (history.Store's
+	// Verify); optional parameter head, a head an earlier report carried.
+	VerificationsPath = "/apis/" + Group + "/" + Version + "/" + Verifications
 )
 
 // Options configures the group. Every field documents its default.
@@ -66,6 +70,7 @@ func New(o Options) (aggregated.Group, error) {
 		Resources: []aggregated.Resource{
 			{Name: Reports, SingularName: "report", Kind: "ComplianceReport", Handler: h.report},
 			{Name: Histories, SingularName: "history", Kind: "ComplianceHistory", Handler: h.history},
+			{Name: Verifications, SingularName: "verification", Kind: "ComplianceVerification", Handler: h.verify},
 		},
 	}, nil
 }
@@ -118,6 +123,52 @@ func (h *handlers) history(w http.ResponseWriter, req *http.Request, u user.Info
 		return
 	}
 	writeJSON(w, doc)
+}
+
+// verify checks the whole store's chain. It reads every policy's history, so
+// it is for those who may list policies in all namespaces; anyone else gets
+// 403.
+func (h *handlers) verify(w http.ResponseWriter, req *http.Request, u user.Info) {
+	q, _, ok := h.query(w, req, VerificationsPath)
+	if !ok {
+		return
+	}
+	for k := range q {
+		if k != "head" {
+			aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("query parameter %q is not known: the parameter is head", k))
+			return
+		}
+	}
+	heads := q["head"]
+	if len(heads) > 1 {
+		aggregated.Error(w, http.StatusBadRequest, errors.New("query parameter head is given more than once"))
+		return
+	}
+	for _, hd := range heads {
+		if len(hd) != 64 || strings.Trim(hd, "0123456789abcdef") != "" {
+			aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("head %q is not a chain head (64 lower-case hex digits)", hd))
+			return
+		}
+	}
+	if h.o.History == nil {
+		aggregated.Error(w, http.StatusNotFound, document.ErrNoHistory)
+		return
+	}
+	all, err := h.o.Access.CanList(req.Context(), webUser(u), "")
+	if err != nil {
+		aggregated.Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	if !all {
+		aggregated.Error(w, http.StatusForbidden, fmt.Errorf("%s may not list policies.policy.open-cluster-management.io in all namespaces: verifying reads the whole history", u.GetName()))
+		return
+	}
+	v, err := h.o.History.Verify(req.Context(), heads...)
+	if err != nil {
+		aggregated.Error(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, v)
 }
 
 // query reads the query parameters, or answers 400; a path below the

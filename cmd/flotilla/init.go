@@ -67,6 +67,12 @@ TokenRequest API and print the join command for managed clusters.`,
 				return err
 			}
 			o.Config = cfg
+			if deployHub {
+				dopts.Config = cfg
+				if err := deploy.Check(cmd.Context(), dopts); err != nil {
+					return err
+				}
+			}
 			o.Progress = cmd.ErrOrStderr()
 			res, err := bootstrap.Init(cmd.Context(), o)
 			if err != nil {
@@ -78,7 +84,6 @@ TokenRequest API and print the join command for managed clusters.`,
 				}
 			}
 			if deployHub {
-				dopts.Config = cfg
 				if err := deploy.Apply(cmd.Context(), dopts); err != nil {
 					return err
 				}

@@ -112,6 +112,25 @@ func Render(o Options) ([]*unstructured.Unstructured, error) {
 		"NilExecutorValidating": o.NilExecutorValidating, "ComplianceDBSecret": o.ComplianceDBSecret, "CompliancePVC": o.CompliancePVC})
 }
 
+// Check refuses what Apply would refuse before it changes anything: the
+// images, signers and store options (Render), and a missing or unusable
+// Secret or claim of the compliance history. `init --deploy` runs it before
+// its other steps.
+func Check(ctx context.Context, o Options) error {
+	if o.Config == nil {
+		return fmt.Errorf("deploy: the hub config is required")
+	}
+	if _, err := Render(o); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return err
+	}
+	_, err = checkStore(ctx, cs, o)
+	return err
+}
+
 // Apply installs (or updates) the hub and waits until it serves.
 func Apply(ctx context.Context, o Options) error {
 	if o.Config == nil || o.Image == "" {

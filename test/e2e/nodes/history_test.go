@@ -67,6 +67,7 @@ func TestComplianceHistoryFailover(t *testing.T) {
 		out, err := deployWith("--compliance-db-secret", secret)
 		require.Error(t, err)
 		assert.Contains(t, out, "Secret open-cluster-management-hub/compliance-db not found")
+		assert.NotContains(t, out, "==> deploying", "refused before anything changes")
 		_, err = cs.CoreV1().Secrets(deploy.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret},
 			StringData: map[string]string{"dsn": dbURL}}, metav1.CreateOptions{})
 		require.NoError(t, err)

@@ -2,7 +2,8 @@
 # hack/prereqs.sh SET...: make sure the Debian packages a target needs are
 # installed. SET is "test" (postgresql for the history store's PostgreSQL tests,
 # chromium for the compliance page's browser test) or "nodes" (containerd runc
-# containernetworking-plugins iptables for real nodes). What is missing is
+# containernetworking-plugins iptables for real nodes, postgresql for the hub
+# Pods' shared compliance history). What is missing is
 # installed with apt-get when this runs as root on Debian; otherwise it stops and
 # says exactly what to install. Nothing is downloaded but Debian's packages.
 set -euo pipefail
@@ -20,6 +21,7 @@ for set in "$@"; do
 		have runc || need+=(runc)
 		[ -x /usr/lib/cni/bridge ] || [ -x /opt/cni/bin/bridge ] || need+=(containernetworking-plugins)
 		have iptables || need+=(iptables)
+		have_postgres || need+=(postgresql) # the hub Pods' compliance history (TestComplianceHistoryFailover)
 		;;
 	*)
 		echo "hack/prereqs.sh: unknown set $set (test, nodes)" >&2

@@ -24,7 +24,8 @@ func TestRenderKlusterlet(t *testing.T) {
 }
 
 func TestRenderHub(t *testing.T) {
-	objs, err := Render(HubManifests, map[string]any{"Image": "flotilla:test", "AddonImage": "flotilla:test", "AddonSigners": nil, "NilExecutorValidating": false})
+	objs, err := Render(HubManifests, map[string]any{"Image": "flotilla:test", "AddonImage": "flotilla:test", "AddonSigners": nil, "NilExecutorValidating": false,
+		"ComplianceDBSecret": "", "CompliancePVC": ""})
 	require.NoError(t, err)
 	assert.NotEmpty(t, objs)
 }

@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"flotilla.dev/flotilla/hub"
+	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/internal/image"
 )
@@ -57,7 +58,7 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 			if autoUsers != "" {
 				o.Registration.AutoApproveUsers = strings.Split(autoUsers, ",")
 			}
-			if err := complianceDB(&o, dataDir); err != nil {
+			if err := complianceDB(&o, dataDir, os.Getenv); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
@@ -89,7 +90,7 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f.Float32Var(&o.QPS, "kube-api-qps", 100, "queries per second the hub's client may send its apiserver")
 	f.IntVar(&o.Burst, "kube-api-burst", 200, "burst of the hub's client above --kube-api-qps")
 	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
-	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: compliance.db in --data-dir)")
+	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: $"+deploy.ComplianceDBEnv+" when set, which keeps a password off the command line; else compliance.db in --data-dir)")
 	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd
@@ -108,8 +109,13 @@ func defaultHubDataDir() string {
 }
 
 // complianceDB resolves --compliance-db: "off" records no history, "" is
-// compliance.db in the data dir (created if missing).
-func complianceDB(o *hub.Options, dataDir string) error {
+// $FLOTILLA_COMPLIANCE_DB when set (the hub Pods of `init --deploy` get a
+// Secret's URL there), else compliance.db in the data dir (created if
+// missing).
+func complianceDB(o *hub.Options, dataDir string, getenv func(string) string) error {
+	if o.ComplianceDB == "" {
+		o.ComplianceDB = strings.TrimSpace(getenv(deploy.ComplianceDBEnv))
+	}
 	switch o.ComplianceDB {
 	case "off":
 		o.ComplianceDB = ""

@@ -28,6 +28,7 @@ func newInitCommand() *cobra.Command {
 		addonImage string
 		signers    []string
 		nilExec    bool
+		store      deploy.Options // the compliance history's store
 	)
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -45,11 +46,33 @@ TokenRequest API and print the join command for managed clusters.`,
 			if !deployHub && (addonImage != "" || len(signers) > 0 || nilExec) {
 				return fmt.Errorf("--addon-image, --addon-signers and --nil-executor-validating configure the hub that --deploy installs: add --deploy, or give `flotilla hub` these flags yourself")
 			}
+			if !deployHub && (store.ComplianceDBSecret != "" || store.CompliancePVC != "" || store.CompliancePVCSize != "") {
+				return fmt.Errorf("--compliance-db-secret, --compliance-pvc and --compliance-pvc-size choose where the hub that --deploy installs keeps its compliance history: add --deploy, or give `flotilla hub` --compliance-db yourself")
+			}
+			img := hubImage
+			if img == "" {
+				img = image.Ref("", imageTag())
+			}
+			dopts := deploy.Options{Image: img, AddonImage: addonImage, AddonSigners: signers,
+				NilExecutorValidating: nilExec, ComplianceDBSecret: store.ComplianceDBSecret, CompliancePVC: store.CompliancePVC,
+				CompliancePVCSize: store.CompliancePVCSize, Timeout: timeout, Progress: cmd.ErrOrStderr()}
+			if deployHub {
+				// Bad flags fail before anything changes on the hub.
+				if _, err := deploy.Render(dopts); err != nil {
+					return err
+				}
+			}
 			cfg, err := restConfig(kubeconfig, kctx)
 			if err != nil {
 				return err
 			}
 			o.Config = cfg
+			if deployHub {
+				dopts.Config = cfg
+				if err := deploy.Check(cmd.Context(), dopts); err != nil {
+					return err
+				}
+			}
 			o.Progress = cmd.ErrOrStderr()
 			res, err := bootstrap.Init(cmd.Context(), o)
 			if err != nil {
@@ -61,12 +84,7 @@ TokenRequest API and print the join command for managed clusters.`,
 				}
 			}
 			if deployHub {
-				img := hubImage
-				if img == "" {
-					img = image.Ref("", imageTag())
-				}
-				if err := deploy.Apply(cmd.Context(), deploy.Options{Config: cfg, Image: img, AddonImage: addonImage, AddonSigners: signers,
-					NilExecutorValidating: nilExec, Timeout: timeout, Progress: cmd.ErrOrStderr()}); err != nil {
+				if err := deploy.Apply(cmd.Context(), dopts); err != nil {
 					return err
 				}
 			}
@@ -90,6 +108,9 @@ TokenRequest API and print the join command for managed clusters.`,
 	f.StringVar(&addonImage, "addon-image", "", "with --deploy: image of the shipped addons' agents, the hub's --addon-image (default: the hub image)")
 	f.StringSliceVar(&signers, "addon-signers", nil, "with --deploy: custom signers (<domain>/<path> or <domain>/*) of addons' CustomSigner registrations the hub may approve and sign (default none)")
 	f.BoolVar(&nilExec, "nil-executor-validating", false, "with --deploy: the hub's --nil-executor-validating (a ManifestWork without spec.executor needs execute-as on the agent's identity)")
+	f.StringVar(&store.ComplianceDBSecret, "compliance-db-secret", "", "with --deploy: a Secret in "+deploy.Namespace+" whose key \""+deploy.ComplianceDBKey+"\" holds a postgres:// URL: the compliance history goes to that PostgreSQL, shared by both replicas (the choice for HA and scale; default: an emptyDir per Pod, lost with it)")
+	f.StringVar(&store.CompliancePVC, "compliance-pvc", "", "with --deploy: a PersistentVolumeClaim in "+deploy.Namespace+" for the compliance history (SQLite); the hub then runs one replica (for a small hub; not with --compliance-db-secret)")
+	f.StringVar(&store.CompliancePVCSize, "compliance-pvc-size", "", "with --compliance-pvc: create the claim with this size (e.g. 1Gi, ReadWriteOnce, default StorageClass) when it does not exist")
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

@@ -50,6 +50,10 @@ func TestAddonImageFlagsRefused(t *testing.T) {
 		"init: addon image alone":   {newInitCommand, []string{"--addon-image", "a.io/f:1", "--kubeconfig", "/nonexistent"}, "add --deploy"},
 		"init: addon signers alone": {newInitCommand, []string{"--addon-signers", "example.com/x", "--kubeconfig", "/nonexistent"}, "add --deploy"},
 		"init: nil executor alone":  {newInitCommand, []string{"--nil-executor-validating", "--kubeconfig", "/nonexistent"}, "add --deploy"},
+		"init: db secret alone":     {newInitCommand, []string{"--compliance-db-secret", "db", "--kubeconfig", "/nonexistent"}, "--compliance-db-secret, --compliance-pvc and --compliance-pvc-size choose where the hub that --deploy installs"},
+		"init: pvc alone":           {newInitCommand, []string{"--compliance-pvc", "history", "--kubeconfig", "/nonexistent"}, "add --deploy"},
+		"init: both stores": {newInitCommand, []string{"--deploy", "--image", "a.io/f:1", "--compliance-db-secret", "db", "--compliance-pvc", "history", "--kubeconfig", "/nonexistent"},
+			"--compliance-db-secret and --compliance-pvc both name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := tc.cmd()

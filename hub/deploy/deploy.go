@@ -5,7 +5,9 @@
 // Deployment with leader election (its --addon-image names the addon agents'
 // image), the Service the apiserver calls the webhooks through, and, when
 // asked, the rights to approve and sign addons' custom signers. It waits until
-// a replica has registered the webhooks.
+// a replica has registered the webhooks. The compliance history goes to
+// PostgreSQL (a Secret's URL, by secretKeyRef), to SQLite on a
+// PersistentVolumeClaim (one replica), or to an emptyDir (store.go).
 package deploy
 
 import (
@@ -59,6 +61,23 @@ type Options struct {
 	// NilExecutorValidating passes --nil-executor-validating to the hub.
 	// Default false.
 	NilExecutorValidating bool
+	// ComplianceDBSecret names a Secret in Namespace whose key "url"
+	// (ComplianceDBKey) holds the compliance history's PostgreSQL URL. The
+	// Deployment passes it to the hub as $FLOTILLA_COMPLIANCE_DB by
+	// secretKeyRef: the hub's ServiceAccount needs no right on the Secret and
+	// the password is on no command line. Both replicas share the history.
+	// Apply refuses a missing Secret or key. Default "": see CompliancePVC.
+	ComplianceDBSecret string
+	// CompliancePVC names a PersistentVolumeClaim in Namespace that holds the
+	// history as SQLite. The hub then runs one replica, replaced by Recreate,
+	// so that only one Pod ever opens the file. Apply refuses a missing claim
+	// unless CompliancePVCSize is set. Default "", with ComplianceDBSecret "":
+	// an emptyDir per Pod (the history is lost with the Pod).
+	CompliancePVC string
+	// CompliancePVCSize, with CompliancePVC, has Apply create the claim when
+	// it does not exist (ReadWriteOnce, the default StorageClass), e.g. "1Gi".
+	// An existing claim is kept as it is. Default "": the claim must exist.
+	CompliancePVCSize string
 	// Timeout bounds the wait for the webhooks. Default 3m.
 	Timeout time.Duration
 	// Progress receives one line per step. Default: discarded.
@@ -86,8 +105,30 @@ func Render(o Options) ([]*unstructured.Unstructured, error) {
 			return nil, fmt.Errorf("deploy: addon signer %q is not a custom signer: want <domain>/<path> (path: letters, digits, '.', '_', '-') or <domain>/*, outside kubernetes.io", s)
 		}
 	}
+	if err := checkStoreOptions(o); err != nil {
+		return nil, err
+	}
 	return manifests.Render(manifests.HubManifests, map[string]any{"Image": o.Image, "AddonImage": o.AddonImage, "AddonSigners": o.AddonSigners,
-		"NilExecutorValidating": o.NilExecutorValidating})
+		"NilExecutorValidating": o.NilExecutorValidating, "ComplianceDBSecret": o.ComplianceDBSecret, "CompliancePVC": o.CompliancePVC})
+}
+
+// Check refuses what Apply would refuse before it changes anything: the
+// images, signers and store options (Render), and a missing or unusable
+// Secret or claim of the compliance history. `init --deploy` runs it before
+// its other steps.
+func Check(ctx context.Context, o Options) error {
+	if o.Config == nil {
+		return fmt.Errorf("deploy: the hub config is required")
+	}
+	if _, err := Render(o); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(o.Config)
+	if err != nil {
+		return err
+	}
+	_, err = checkStore(ctx, cs, o)
+	return err
 }
 
 // Apply installs (or updates) the hub and waits until it serves.
@@ -113,7 +154,12 @@ func Apply(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	createClaimToo, err := checkStore(ctx, cs, o)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(o.Progress, "==> deploying the hub into %s (image %s)\n", Namespace, o.Image)
+	fmt.Fprintln(o.Progress, storeLine(o))
 	if len(o.AddonSigners) == 0 {
 		// Rights an earlier --addon-signers gave are taken back.
 		if err := removeAddonSigners(ctx, c); err != nil {
@@ -128,14 +174,19 @@ func Apply(ctx context.Context, o Options) error {
 			if err := ensureServingSecret(ctx, cs); err != nil {
 				return err
 			}
+			if createClaimToo {
+				if err := createClaim(ctx, cs, o); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	fmt.Fprintln(o.Progress, "==> waiting for a hub replica to serve the webhooks through its Service")
+	fmt.Fprintln(o.Progress, "==> waiting for the hub's rollout and a replica serving the webhooks through its Service")
 	wctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	err = wait.PollUntilContextCancel(wctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		d, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Name, metav1.GetOptions{})
-		if err != nil || !available(d) {
+		if err != nil || !rolledOut(d) {
 			return false, nil
 		}
 		vwc, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName, metav1.GetOptions{})
@@ -146,7 +197,7 @@ func Apply(ctx context.Context, o Options) error {
 		return svc != nil && svc.Namespace == Namespace && svc.Name == Name, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the hub Deployment %s/%s did not serve its webhooks within %s: see `kubectl -n %s logs deploy/%s`", Namespace, Name, o.Timeout, Namespace, Name)
+		return fmt.Errorf("the hub Deployment %s/%s did not roll out and serve its webhooks within %s: see `kubectl -n %s describe deploy/%s` and `kubectl -n %s logs deploy/%s`", Namespace, Name, o.Timeout, Namespace, Name, Namespace, Name)
 	}
 	fmt.Fprintln(o.Progress, "==> the hub runs as Pods and serves its webhooks")
 	return nil
@@ -169,10 +220,24 @@ func removeAddonSigners(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-func available(d *appsv1.Deployment) bool {
-	for _, c := range d.Status.Conditions {
+// rolledOut: the Deployment controller saw the current spec, every Pod runs
+// it (the old ones are gone, so none of them still writes the history) and
+// one is available.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	if s.ObservedGeneration < d.Generation || s.UpdatedReplicas != want || s.Replicas != want || s.AvailableReplicas < 1 {
+		return false
+	}
+	if s.TerminatingReplicas != nil && *s.TerminatingReplicas > 0 {
+		return false
+	}
+	for _, c := range s.Conditions {
 		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
-			return d.Status.ReadyReplicas > 0
+			return true
 		}
 	}
 	return false

@@ -22,8 +22,8 @@ import (
 
 // The group version and its resources.
 const (
-	Group     = "compliance.flotilla.dev"
-	Version   = "v1alpha1"
+	Group         = "compliance.flotilla.dev"
+	Version       = "v1alpha1"
 	Reports       = "reports"
 	Histories     = "histories"
 	Verifications = "verifications"

@@ -4,8 +4,9 @@
 // machine: `flotilla dev up --nodes` gives each managed cluster a node
 // (containerd, kubelet), the klusterlet runs as a Pod from the locally built
 // image, and `dev down` must leave the host as it found it. It needs root and
-// Debian's containerd, runc, containernetworking-plugins and iptables; without
-// them it fails (never skips) and says what is missing. Run it with
+// Debian's containerd, runc, containernetworking-plugins, iptables and
+// postgresql (the compliance history's server); without them it fails (never
+// skips) and says what is missing. Run it with
 // `make e2e-nodes`.
 package nodes_test
 
@@ -18,6 +19,7 @@ import (
 
 	"flotilla.dev/flotilla/internal/controlplane"
 	"flotilla.dev/flotilla/internal/node"
+	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 )
 
 var flotilla string
@@ -28,6 +30,10 @@ func run(m *testing.M) int {
 	bins, err := controlplane.FindBinaries("")
 	if err == nil {
 		err = node.Check(bins.Kubelet, bins.Scheduler)
+	}
+	if err == nil {
+		// TestComplianceHistoryFailover's throwaway PostgreSQL.
+		_, err = pgtest.BinDir()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: make e2e-nodes cannot run here:", err)

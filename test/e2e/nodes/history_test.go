@@ -1,0 +1,297 @@
+//go:build nodes
+
+package nodes_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"flotilla.dev/flotilla/addons/governance"
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/hub/deploy"
+	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/history"
+	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
+)
+
+// TestComplianceHistoryFailover: `init --deploy --compliance-db-secret`
+// points both hub Pods at one PostgreSQL (a throwaway server on the nodes'
+// bridge address, password authentication), by secretKeyRef: the password is
+// in no Pod spec, argument or log. An inform policy on cluster1 goes
+// NonCompliant and Compliant as the test creates and deletes a ConfigMap;
+// the leader hub Pod (the Lease holder) is deleted between two changes and
+// one change is made while it goes. Read through the store's API, the
+// history holds every transition the cluster forwarded, each once, in order,
+// across the failover, in one window.
+func TestComplianceHistoryFailover(t *testing.T) {
+	ctx := context.Background()
+	env := startEnv(t, "fh-", 1)
+	hubKubeconfig := filepath.Join(env.dataDir, "hub.kubeconfig")
+	hub := config(t, hubKubeconfig)
+	cs := kubernetes.NewForConfigOrDie(hub)
+	hubc := hubClient(t, hub)
+	spoke := kubernetes.NewForConfigOrDie(config(t, filepath.Join(env.dataDir, "clusters", "cluster1.kubeconfig")))
+
+	// The hub apiserver's address is the host's on the nodes' bridge: the
+	// Pods reach a server listening there.
+	u, err := url.Parse(hub.Host)
+	require.NoError(t, err)
+	pg := pgtest.StartWith(t, pgtest.Options{Listen: u.Hostname()})
+	dbURL := pg.NewDatabase(t)
+	store, err := history.Open(ctx, dbURL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close() })
+
+	const secret = "compliance-db"
+	deployWith := func(args ...string) (string, error) {
+		return flotillaRun(t, append([]string{"init", "--deploy", "--kubeconfig", hubKubeconfig, "--image", image, "--timeout", "3m"}, args...)...)
+	}
+	t.Run("a missing Secret or key is refused, naming it", func(t *testing.T) {
+		out, err := deployWith("--compliance-db-secret", secret)
+		require.Error(t, err)
+		assert.Contains(t, out, "Secret open-cluster-management-hub/compliance-db not found")
+		assert.NotContains(t, out, "==> deploying", "refused before anything changes")
+		_, err = cs.CoreV1().Secrets(deploy.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret},
+			StringData: map[string]string{"dsn": dbURL}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		out, err = deployWith("--compliance-db-secret", secret)
+		require.Error(t, err)
+		assert.Contains(t, out, `Secret open-cluster-management-hub/compliance-db has no key "url" (its keys: [dsn])`)
+		assert.NotContains(t, out, pg.Password())
+	})
+
+	t.Run("the hub Pods record into PostgreSQL, the URL by secretKeyRef", func(t *testing.T) {
+		_, err := cs.CoreV1().Secrets(deploy.Namespace).Update(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: deploy.Namespace},
+			StringData: map[string]string{"url": dbURL}}, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		start := time.Now()
+		out, err := deployWith("--compliance-db-secret", secret)
+		require.NoError(t, err, out)
+		t.Logf("init --deploy --compliance-db-secret rolled the hub out in %s", time.Since(start).Round(100*time.Millisecond))
+		assert.NotContains(t, out, pg.Password())
+		assert.Contains(t, out, "compliance history: PostgreSQL, URL from Secret open-cluster-management-hub/compliance-db")
+
+		pods := hubPods(t, cs)
+		require.Len(t, pods, 2, "both replicas share the database")
+		for _, p := range pods {
+			c := p.Spec.Containers[0]
+			assert.NotContains(t, strings.Join(c.Args, " "), pg.Password())
+			var ref *corev1.SecretKeySelector
+			for _, e := range c.Env {
+				assert.NotContains(t, e.Value, pg.Password())
+				if e.Name == deploy.ComplianceDBEnv && e.ValueFrom != nil {
+					ref = e.ValueFrom.SecretKeyRef
+				}
+			}
+			require.NotNil(t, ref, "pod %s takes the URL from the Secret", p.Name)
+			assert.Equal(t, secret, ref.Name)
+			assert.Equal(t, deploy.ComplianceDBKey, ref.Key)
+		}
+		// The leader is a Pod of this rollout (the old ones released the Lease).
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			assert.Contains(c, podNames(hubPods(t, cs)), hubLeader(ctx, cs))
+		}, timeout, tick)
+	})
+
+	enableAddons(t, env.dataDir, hubc, spoke, governance.FrameworkName, governance.ConfigPolicyName)
+	const ns, name = "history-e2e", "history-probe"
+	placeInformPolicy(t, hubc, ns, name)
+	policy := ns + "/" + name
+	replica := ns + "." + name
+
+	rows := func(c require.TestingT) []history.Event {
+		evs, err := store.Events(ctx, history.Query{Policy: policy, Cluster: "cluster1"})
+		require.NoError(c, err)
+		return evs
+	}
+	var want []compliance.State
+	// step makes a change on cluster1 and waits until the transition it
+	// causes is recorded, as the only new row.
+	step := func(state compliance.State, change func()) {
+		t.Helper()
+		if n := len(want); n > 0 {
+			// The store names an event by its whole second (as OCM's history
+			// does): a transition back in the same second would be that row.
+			last := rows(t)[n-1].Time
+			require.Eventually(t, func() bool { return time.Now().Truncate(time.Second).After(last) }, 2*time.Second, 10*time.Millisecond)
+		}
+		change()
+		want = append(want, state)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			got := rows(c)
+			require.Len(c, got, len(want), "rows: %v", states(got))
+			assert.Equal(c, state, got[len(got)-1].State)
+		}, timeout, tick, "transition %d (%s) recorded", len(want), state)
+	}
+	cms := spoke.CoreV1().ConfigMaps("default")
+	create := func() {
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	remove := func() { require.NoError(t, cms.Delete(ctx, name, metav1.DeleteOptions{})) }
+
+	begin := time.Now().Add(-time.Minute)
+	step(compliance.NonCompliant, func() {}) // placed: the ConfigMap is missing
+	step(compliance.Compliant, create)
+	step(compliance.NonCompliant, remove)
+	before := len(want)
+
+	first := hubLeader(ctx, cs)
+	require.NotEmpty(t, first)
+	logs := podLogs(t, cs, first)
+	assert.Contains(t, logs, `history="postgres"`, "the leader records into PostgreSQL")
+	assert.NotContains(t, logs, pg.Password(), "the URL's password is in no log")
+	failoverAt := time.Now()
+	require.NoError(t, cs.CoreV1().Pods(deploy.Namespace).Delete(ctx, first, metav1.DeleteOptions{}))
+	// A change while the leader goes: whoever leads records it, once.
+	step(compliance.Compliant, create)
+	var second string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		second = hubLeader(ctx, cs)
+		assert.NotEmpty(c, second)
+		assert.NotEqual(c, first, second, "another replica took the Lease over")
+	}, timeout, tick)
+	tookOver := time.Now()
+	t.Logf("leader %s deleted; %s leads %s later", first, second, tookOver.Sub(failoverAt).Round(100*time.Millisecond))
+	step(compliance.NonCompliant, remove)
+	step(compliance.Compliant, create)
+
+	t.Run("nothing lost or duplicated, in order, across the failover", func(t *testing.T) {
+		// Every transition the cluster forwarded to the hub (the Events the
+		// governance framework Pod writes) is a row, and nothing else is.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			var rep policyv1.Policy
+			require.NoError(c, hubc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: replica}, &rep))
+			evs, err := cs.CoreV1().Events("cluster1").List(ctx, metav1.ListOptions{LabelSelector: governance.HistoryLabel + "=true"})
+			require.NoError(c, err)
+			var forwarded []string
+			for i := range evs.Items {
+				if evs.Items[i].InvolvedObject.Name != replica {
+					continue
+				}
+				e, err := history.FromHubEvent(&evs.Items[i], &rep)
+				require.NoError(c, err)
+				forwarded = append(forwarded, eventKey(e))
+			}
+			var recorded []string
+			for _, e := range rows(c) {
+				recorded = append(recorded, eventKey(e))
+			}
+			slices.Sort(forwarded)
+			slices.Sort(recorded)
+			assert.Equal(c, forwarded, recorded, "the recorded rows are the forwarded transitions, each once")
+		}, timeout, tick)
+		got := rows(t)
+		assert.Equal(t, want, states(got), "each transition once, in order")
+
+		w, err := store.Window(ctx, history.Query{Policy: policy, Cluster: "cluster1", Since: begin})
+		require.NoError(t, err)
+		require.Len(t, w.Events, len(want), "one window holds the whole history")
+		for i, e := range w.Events[:before] {
+			assert.False(t, e.Time.After(failoverAt), "transition %d at %s came before the leader was deleted (%s)", i+1, e.Time, failoverAt)
+		}
+		for i, e := range w.Events[len(want)-2:] {
+			assert.False(t, e.Time.Before(tookOver.Truncate(time.Second)), "transition %d at %s came after the takeover (%s)", len(want)-1+i, e.Time, tookOver)
+		}
+	})
+
+	t.Run("the new leader logs no password either", func(t *testing.T) {
+		for _, p := range hubPods(t, cs) {
+			assert.NotContains(t, podLogs(t, cs, p.Name), pg.Password(), p.Name)
+		}
+	})
+}
+
+// placeInformPolicy places on every cluster (the environment has cluster1
+// only) an inform policy that wants ConfigMap name in namespace default.
+func placeInformPolicy(t *testing.T, hubc client.Client, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, hubc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	require.NoError(t, hubc.Create(ctx, &clusterv1beta2.ManagedClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: "global", Namespace: ns},
+		Spec: clusterv1beta2.ManagedClusterSetBindingSpec{ClusterSet: "global"}}))
+	require.NoError(t, hubc.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns},
+		Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"global"}}}))
+	tmpl := fmt.Sprintf(`{"apiVersion":"policy.open-cluster-management.io/v1","kind":"ConfigurationPolicy",
+ "metadata":{"name":%[1]q},
+ "spec":{"remediationAction":"inform","severity":"low",
+  "object-templates":[{"complianceType":"musthave","objectDefinition":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%[1]q,"namespace":"default"}}}]}}`, name)
+	require.NoError(t, hubc.Create(ctx, &policyv1.Policy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: policyv1.PolicySpec{RemediationAction: policyv1.Inform, PolicyTemplates: []*policyv1.PolicyTemplate{
+			{ObjectDefinition: runtime.RawExtension{Raw: []byte(tmpl)}}}}}))
+	require.NoError(t, hubc.Create(ctx, &policyv1.PlacementBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		PlacementRef: policyv1.PlacementSubject{APIGroup: "cluster.open-cluster-management.io", Kind: "Placement", Name: "all"},
+		Subjects:     []policyv1.Subject{{APIGroup: policyv1.GroupName, Kind: "Policy", Name: name}}}))
+}
+
+// hubLeader is the hub Pod holding the Lease flotilla-hub ("" when none).
+func hubLeader(ctx context.Context, cs kubernetes.Interface) string {
+	l, err := cs.CoordinationV1().Leases(deploy.Namespace).Get(ctx, deploy.Name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	pod, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+	return pod
+}
+
+// hubPods are the hub's Pods that are not being deleted.
+func hubPods(t *testing.T, cs kubernetes.Interface) []corev1.Pod {
+	t.Helper()
+	list, err := cs.CoreV1().Pods(deploy.Namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + deploy.Name})
+	require.NoError(t, err)
+	var out []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func podNames(pods []corev1.Pod) []string {
+	var out []string
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func podLogs(t *testing.T, cs kubernetes.Interface, pod string) string {
+	t.Helper()
+	b, err := cs.CoreV1().Pods(deploy.Namespace).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	require.NoError(t, err)
+	return string(b)
+}
+
+func states(evs []history.Event) []compliance.State {
+	var out []compliance.State
+	for _, e := range evs {
+		out = append(out, e.State)
+	}
+	return out
+}
+
+// eventKey is an event's identity (all its fields), comparable as a string.
+func eventKey(e history.Event) string {
+	return strings.Join([]string{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().Format(time.RFC3339Nano)}, "|")
+}

@@ -107,6 +107,23 @@ echo "==> flotilla compliance report --since 1d"
 echo
 echo "==> flotilla compliance history --since 1d"
 "$FLOTILLA" compliance history --since 1d --kubeconfig "$HUB"
+GOV=policies/policy-baseline-namespace
+if grep -Eq "^policies +policy-baseline-namespace " <<<"$("$FLOTILLA" get policies -n policies --kubeconfig "$HUB" 2>/dev/null)"; then
+	echo
+	echo "==> flotilla compliance history --policy $GOV --since 1d (the governance step: NonCompliant on cluster2, then enforced)"
+	out=$("$FLOTILLA" compliance history --policy "$GOV" --since 1d --kubeconfig "$HUB")
+	echo "$out"
+	# Within the same second or not, the remediation reads as one: the
+	# newest change on cluster2 is to Compliant.
+	last=$(grep -E ' cluster2 ' <<<"$out" | tail -1 | awk '{print $NF}')
+	if [ "$last" != Compliant ]; then
+		echo "the history of $GOV on cluster2 ends $last, not Compliant as the cluster is" >&2
+		exit 1
+	fi
+fi
+echo
+echo "==> flotilla compliance verify (the history's hash chain and head, through the hub)"
+"$FLOTILLA" compliance verify --kubeconfig "$HUB"
 echo
 echo "==> flotilla compliance report --by cluster"
 "$FLOTILLA" compliance report --by cluster --kubeconfig "$HUB"

@@ -59,4 +59,15 @@ func TestPostgresRefuses(t *testing.T) {
 		}
 		t.Errorf("Open(missing database) err = %v, want an error naming it", err)
 	}
+	// A password in the query, or with no user part, is never shown either
+	// (the error reaches the API's callers): a server that refuses them
+	// (nothing listens on port 1) is named by its parts alone.
+	for _, dsn := range []string{"postgres://u@127.0.0.1:1/db?password=S3cret&connect_timeout=1",
+		"postgres://127.0.0.1:1/db?user=u&password=S3cret&connect_timeout=1",
+		"postgres://u:S3cret@127.0.0.1:1/db?sslpassword=S3cret&connect_timeout=1"} {
+		_, err := history.Open(ctx, dsn)
+		if err == nil || strings.Contains(err.Error(), "S3cret") || !strings.Contains(err.Error(), "u@127.0.0.1:1/db") {
+			t.Errorf("Open(%s) err = %v, want the server named without the password", strings.ReplaceAll(dsn, "S3cret", "***"), err)
+		}
+	}
 }

@@ -3,9 +3,9 @@ package web
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -101,10 +101,30 @@ func (a *apiserverAuthorizer) Authenticate(ctx context.Context, token string) (*
 	return u, nil
 }
 
-func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace string) (bool, error) {
+// accessKey identifies a SubjectAccessReview: a digest of everything it
+// asks (the user's name, UID, groups and extra, and the namespace),
+// unambiguously encoded, so that two different identities (a scoped token
+// of the same user, groups that join to the same string) never share an
+// answer.
+func accessKey(u *User, namespace string) string {
 	groups := append([]string(nil), u.Groups...)
 	sort.Strings(groups)
-	key := u.Name + "\x00" + u.UID + "\x00" + strings.Join(groups, ",") + "\x00" + namespace
+	keys := make([]string, 0, len(u.Extra))
+	for k := range u.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	extra := make([][2]any, 0, len(keys))
+	for _, k := range keys {
+		extra = append(extra, [2]any{k, []string(u.Extra[k])})
+	}
+	b, _ := json.Marshal([]any{u.Name, u.UID, groups, extra, namespace})
+	sum := sha256.Sum256(b)
+	return string(sum[:])
+}
+
+func (a *apiserverAuthorizer) CanList(ctx context.Context, u *User, namespace string) (bool, error) {
+	key := accessKey(u, namespace)
 	a.mu.Lock()
 	if c, ok := a.access[key]; ok && a.now().Before(c.expires) {
 		a.mu.Unlock()

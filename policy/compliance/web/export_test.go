@@ -15,3 +15,6 @@ func CachedTokens(a Authorizer) int {
 	defer aa.mu.Unlock()
 	return len(aa.tokens)
 }
+
+// AccessKey is accessKey, for tests.
+var AccessKey = accessKey

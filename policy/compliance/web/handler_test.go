@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"flotilla.dev/flotilla/policy/compliance/web"
 )
@@ -288,4 +289,19 @@ func TestPageShowsViewer(t *testing.T) {
 	_, page := get(t, srv, srv.URL+web.PagePath, token(t, "alice"))
 	assert.Contains(t, page, "Signed in as <b>system:serviceaccount:users:alice</b>")
 	assert.NotContains(t, page, "/compliance/logout", "a bearer header is the client's own: nothing to sign out of")
+}
+
+// TestAccessKeyDistinguishesIdentities: an access review's cached answer is
+// never shared by two different identities: groups that join to the same
+// string, or the same user with another extra (a scoped token).
+func TestAccessKeyDistinguishesIdentities(t *testing.T) {
+	a := &web.User{Name: "u", Groups: []string{"a,b"}}
+	b := &web.User{Name: "u", Groups: []string{"a", "b"}}
+	assert.NotEqual(t, web.AccessKey(a, "ns"), web.AccessKey(b, "ns"))
+	scoped := &web.User{Name: "u", Groups: []string{"a"}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"user:info"}}}
+	plain := &web.User{Name: "u", Groups: []string{"a"}}
+	assert.NotEqual(t, web.AccessKey(scoped, "ns"), web.AccessKey(plain, "ns"))
+	assert.NotEqual(t, web.AccessKey(plain, "ns"), web.AccessKey(plain, ""))
+	same := &web.User{Name: "u", Groups: []string{"b", "a"}}
+	assert.Equal(t, web.AccessKey(b, "ns"), web.AccessKey(same, "ns"), "the order of groups does not matter")
 }

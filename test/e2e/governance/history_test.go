@@ -248,6 +248,13 @@ func TestForwardedHistoryIdentity(t *testing.T) {
 		Metadata struct{ Name string } `json:"metadata"`
 	}
 	require.NoError(t, json.Unmarshal(mine.Spec.PolicyTemplates[0].ObjectDefinition.Raw, &meta))
+	// About a template of its own replica, but backdated two days (a
+	// cluster holds its events an hour): not recorded.
+	backdated := event("cluster1", "forged.5", mine.Name, "policy: cluster1/"+meta.Metadata.Name)
+	backdated.LastTimestamp = metav1.NewTime(time.Now().Add(-48 * time.Hour).Truncate(time.Second))
+	backdated.FirstTimestamp = backdated.LastTimestamp
+	backdated.Message = "Compliant; notification - backdated"
+	require.NoError(t, c.Create(ctx, backdated))
 	genuine := event("cluster1", "genuine.1", mine.Name, "policy: cluster1/"+meta.Metadata.Name)
 	genuine.Message = "NonCompliant; violation - genuine"
 	require.NoError(t, c.Create(ctx, genuine))
@@ -269,6 +276,11 @@ func TestForwardedHistoryIdentity(t *testing.T) {
 	invented, err := s.Events(ctx, history.Query{Template: "invented"})
 	require.NoError(t, err)
 	assert.Empty(t, invented, "an event about a template the replica does not carry is not recorded")
+	all, err := s.Events(ctx, history.Query{Cluster: "cluster1"})
+	require.NoError(t, err)
+	for _, e := range all {
+		assert.NotEqual(t, backdated.Message, e.Message, "a backdated forwarded event is not recorded")
+	}
 	only2Events, err := s.Events(ctx, history.Query{Policy: "history-only2/p"})
 	require.NoError(t, err)
 	assert.Empty(t, only2Events)

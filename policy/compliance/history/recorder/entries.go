@@ -26,6 +26,11 @@ const (
 	// later one is not recorded (it would stand as the series' state for good,
 	// past any retention).
 	MaxClockSkew = 5 * time.Minute
+	// MaxForwardedAge is how long before its hub Event was created a
+	// forwarded compliance event may say it happened: the managed cluster
+	// keeps its events an hour by default (--event-ttl), and this leaves
+	// room for a longer TTL and an agent that was down.
+	MaxForwardedAge = 24 * time.Hour
 )
 
 // entries is the history p's status holds that the recorder keeps: details

@@ -190,6 +190,16 @@ func (r *EventReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: ahead of the hub's clock", "time", ev.Time)
 		return ctrl.Result{}, nil
 	}
+	// The agent forwards the events its cluster still holds (an hour by
+	// Kubernetes' default --event-ttl), so a forwarded event claims a time
+	// shortly before the hub Event was made (a time the apiserver sets): an
+	// older claim is a backdated one, which would rewrite the past of its
+	// series where no replica status could (whose entries the cluster also
+	// writes, but only the ten newest).
+	if made := e.CreationTimestamp.Time; !made.IsZero() && ev.Time.Before(made.Add(-MaxForwardedAge)) {
+		ctrl.LoggerFrom(ctx).Info("compliance event not recorded: its time is older than the events a cluster holds", "time", ev.Time, "forwarded", made)
+		return ctrl.Result{}, nil
+	}
 	ev.Message = clip(ev.Message)
 	if r.opts.Retention > 0 && ev.Time.Before(r.opts.Now().Add(-r.opts.Retention)) {
 		return ctrl.Result{}, nil
@@ -217,6 +227,13 @@ func (r *Reconciler) isReplica(ctx context.Context, p *policyv1.Policy) (bool, e
 			return false, nil
 		}
 		return false, err
+	}
+	// A cluster the hub has not accepted is no cluster of the fleet: anyone
+	// holding the bootstrap credential may create a ManagedCluster named
+	// after a namespace they write Policies in.
+	if !mc.Spec.HubAcceptsClient {
+		ctrl.LoggerFrom(ctx).Info("not recorded: the replica's cluster is not accepted", "cluster", mc.Name)
+		return false, nil
 	}
 	return true, nil
 }

@@ -86,7 +86,7 @@ func testRestart(t *testing.T, cluster string, open func() (history.Store, error
 	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster}}))
-	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}}))
+	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}))
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
 	entry := func(minutes int, msg string) policyv1.ComplianceHistory {
 		return policyv1.ComplianceHistory{LastTimestamp: metav1.NewTime(base.Add(time.Duration(minutes) * time.Minute)), Message: msg}
@@ -164,12 +164,15 @@ func TestForgedReplicasNotRecorded(t *testing.T) {
 	ctx := context.Background()
 	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
 	require.NoError(t, err)
-	for _, ns := range []string{"team-a", "east", "west"} {
+	for _, ns := range []string{"team-a", "east", "west", "team-c"} {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
 	for _, mc := range []string{"east", "west"} {
-		require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: mc}}))
+		require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: mc}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}))
 	}
+	// A pending cluster (anyone with the bootstrap credential may create
+	// one) named after a namespace a tenant writes Policies in.
+	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "team-c"}}))
 	s, err := history.Open(ctx, filepath.Join(t.TempDir(), "compliance.db"))
 	require.NoError(t, err)
 	defer s.Close()
@@ -202,6 +205,8 @@ func TestForgedReplicasNotRecorded(t *testing.T) {
 	withHistory("east", "innocent", replicaLabels("team-b.policy-encryption", "east"), forged)
 	// A root label without a namespace.
 	withHistory("west", "policy-encryption", replicaLabels("policy-encryption", "west"), forged)
+	// Shaped as a replica, in the namespace of a cluster the hub has not accepted.
+	withHistory("team-c", "team-b.policy-encryption", replicaLabels("team-b.policy-encryption", "team-c"), forged)
 
 	// West's real replica, written last: once it is recorded, the forged
 	// ones (queued before it) have been seen.

@@ -148,6 +148,16 @@ func TestComplianceHistoryFailover(t *testing.T) {
 			assert.Equal(c, apiregistrationv1.ConditionTrue, available.Status, "%s: %s", available.Reason, available.Message)
 		}, timeout, tick)
 		t.Logf("APIService %s Available %s after the rollout", apigroup.APIServiceName, time.Since(start).Round(100*time.Millisecond))
+		// Every replica serves it and registers it, the follower as well as the leader.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			pods := hubPods(t, cs)
+			require.Len(c, pods, 2)
+			for _, p := range pods {
+				logs := podLogs(t, cs, p.Name)
+				assert.Contains(c, logs, `"aggregated API served"`, p.Name)
+				assert.Contains(c, logs, `"aggregated API registered"`, p.Name)
+			}
+		}, timeout, tick)
 	})
 
 	enableAddons(t, env.dataDir, hubc, spoke, governance.FrameworkName, governance.ConfigPolicyName)

@@ -85,7 +85,9 @@ last prune).`,
 				if !ok {
 					return &exitError{code: verifyBroken, err: fmt.Errorf("--head %s: the store's chain never passed through this head (since its last prune): the history that report was computed from is not the one stored", head)}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "Head given:  found at event %d: the store holds that history and %d events since\n", at, v.Head.Seq-at)
+				if output == "table" { // JSON has it in "found"
+					fmt.Fprintf(cmd.OutOrStdout(), "Head given:  found at event %d: the store holds that history and %d events since\n", at, v.Head.Seq-at)
+				}
 			}
 			return nil
 		},

@@ -43,6 +43,11 @@ func TestComplianceVerify(t *testing.T) {
 	out, errOut, code = runPolicyCLI(t, "compliance", "verify", "--compliance-db", db, "--head", earlier.Hash)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "found at event 2")
+	out, errOut, code = runPolicyCLI(t, "compliance", "verify", "--compliance-db", db, "--head", earlier.Hash, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var found history.Verification
+	require.NoError(t, json.Unmarshal([]byte(out), &found), "--head -o json prints JSON only: %s", out)
+	require.Equal(t, int64(2), found.Found[earlier.Hash])
 	out, code, err = runVerify(t, "--compliance-db", db, "--head", "00"+earlier.Hash[2:])
 	require.Equal(t, 2, code, out)
 	require.ErrorContains(t, err, "never passed through this head")

@@ -84,14 +84,22 @@ func (s *Server) writeService(ctx context.Context) error {
 // authenticated user read g's resources through the hub apiserver.
 func ReaderRoleName(g Group) string { return "flotilla:" + g.Name + ":reader" }
 
-func (s *Server) writeReaderRole(ctx context.Context, g Group) error {
+// ReaderRules are the rules of g's reader ClusterRole: get and list on each
+// of its resources and their subpaths. The identity the server runs as must
+// hold them itself to bind them (manifests/hub: RBAC refuses a grant of more
+// than its maker holds unless it may escalate, which the hub may not).
+func ReaderRules(g Group) []rbacv1.PolicyRule {
 	var resources []string
 	for _, r := range g.Resources {
 		resources = append(resources, r.Name, r.Name+"/*")
 	}
+	return []rbacv1.PolicyRule{{APIGroups: []string{g.Name}, Resources: resources, Verbs: verbs}}
+}
+
+func (s *Server) writeReaderRole(ctx context.Context, g Group) error {
 	labels := map[string]string{"app.kubernetes.io/managed-by": ManagedBy}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ReaderRoleName(g), Labels: labels},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{g.Name}, Resources: resources, Verbs: verbs}}}
+		Rules: ReaderRules(g)}
 	roles := s.kube.RbacV1().ClusterRoles()
 	if err := upsert(ctx, role, roles.Get, roles.Create, roles.Update, func(have *rbacv1.ClusterRole) { have.Labels, have.Rules = labels, role.Rules }); err != nil {
 		return err

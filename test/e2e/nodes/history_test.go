@@ -19,14 +19,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	"k8s.io/utils/ptr"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	hubpkg "flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/policy/compliance"
+	"flotilla.dev/flotilla/policy/compliance/apigroup"
+	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 )
@@ -40,6 +46,16 @@ import (
 // one change is made while it goes. Read through the store's API, the
 // history holds every transition the cluster forwarded, each once, in order,
 // across the failover, in one window.
+//
+// The same history through the hub apiserver: the hub Pods serve the
+// aggregated API compliance.flotilla.dev behind their Service, and its
+// APIService turns Available. The CLI, with nothing but a ServiceAccount
+// token kubeconfig that may list policies in the policy's namespace, reads
+// `compliance history` and `compliance report --since` before and after the
+// failover and sees exactly the recorded transitions; a user with no rights
+// sees nothing of that namespace; `compliance verify` is refused (403) to the
+// limited user and, as the admin, finds the whole chain and the head the
+// report carried before the failover.
 func TestComplianceHistoryFailover(t *testing.T) {
 	ctx := context.Background()
 	env := startEnv(t, "fh-", 1)
@@ -110,11 +126,73 @@ func TestComplianceHistoryFailover(t *testing.T) {
 		}, timeout, tick)
 	})
 
+	t.Run("the hub Pods serve the aggregated API: its APIService is Available", func(t *testing.T) {
+		apis := aggregator.NewForConfigOrDie(hub).ApiregistrationV1().APIServices()
+		serving, err := cs.CoreV1().Secrets(deploy.Namespace).Get(ctx, deploy.ServingSecret, metav1.GetOptions{})
+		require.NoError(t, err)
+		start := time.Now()
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			s, err := apis.Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
+			require.NoError(c, err)
+			require.NotNil(c, s.Spec.Service)
+			assert.Equal(c, deploy.Namespace+"/"+deploy.Name, s.Spec.Service.Namespace+"/"+s.Spec.Service.Name, "the hub Pods' Service")
+			assert.Equal(c, ptr.To[int32](hubpkg.DefaultAPIPort), s.Spec.Service.Port)
+			assert.Equal(c, string(serving.Data["ca.crt"]), string(s.Spec.CABundle), "the serving certificate's CA")
+			var available *apiregistrationv1.APIServiceCondition
+			for i := range s.Status.Conditions {
+				if s.Status.Conditions[i].Type == apiregistrationv1.Available {
+					available = &s.Status.Conditions[i]
+				}
+			}
+			require.NotNil(c, available, "no Available condition yet")
+			assert.Equal(c, apiregistrationv1.ConditionTrue, available.Status, "%s: %s", available.Reason, available.Message)
+		}, timeout, tick)
+		t.Logf("APIService %s Available %s after the rollout", apigroup.APIServiceName, time.Since(start).Round(100*time.Millisecond))
+		// Every replica serves it and registers it, the follower as well as the leader.
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			pods := hubPods(t, cs)
+			require.Len(c, pods, 2)
+			for _, p := range pods {
+				logs := podLogs(t, cs, p.Name)
+				assert.Contains(c, logs, `"aggregated API served"`, p.Name)
+				assert.Contains(c, logs, `"aggregated API registered"`, p.Name)
+			}
+		}, timeout, tick)
+	})
+
 	enableAddons(t, env.dataDir, hubc, spoke, governance.FrameworkName, governance.ConfigPolicyName)
 	const ns, name = "history-e2e", "history-probe"
 	placeInformPolicy(t, hubc, ns, name)
 	policy := ns + "/" + name
 	replica := ns + "." + name
+
+	// The CLI's users: tokens of ServiceAccounts, no certificate. auditor may
+	// list policies in ns only; nobody may do nothing.
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "compliance-users"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	limited, limitedCfg := serviceAccountUser(t, cs, hub, "compliance-users", "auditor", ns)
+	nobody, _ := serviceAccountUser(t, cs, hub, "compliance-users", "nobody", "")
+	// throughHub reads the report and the history with the CLI as the user of
+	// kubeconfig (no --compliance-db) and returns the transitions of the
+	// policy on cluster1 that each holds, and the report's chain head.
+	throughHub := func(c require.TestingT, kubeconfig string) (report, hist []string, head string) {
+		var doc document.Document
+		out, err := flotillaJSON(&doc, "compliance", "report", "--since", "1h", "-o", "json", "--kubeconfig", kubeconfig)
+		require.NoError(c, err, out)
+		require.NotNil(c, doc.Report, out)
+		require.NotNil(c, doc.HistoryHead, "the report carries the chain head")
+		require.NotNil(c, doc.History, "the report has the history")
+		var h document.HistoryDocument
+		out, err = flotillaJSON(&h, "compliance", "history", "--since", "1h", "-o", "json", "--kubeconfig", kubeconfig)
+		require.NoError(c, err, out)
+		require.NotNil(c, h.Summary, out)
+		return transitionKeys(doc.History.Changes, policy), transitionKeys(h.Changes, policy), doc.HistoryHead.Hash
+	}
+	recorded := func(c require.TestingT) []string {
+		evs, err := store.Events(ctx, history.Query{Policy: policy, Cluster: "cluster1"})
+		require.NoError(c, err)
+		return transitionKeys(history.Transitions(evs), policy)
+	}
 
 	rows := func(c require.TestingT) []history.Event {
 		evs, err := store.Events(ctx, history.Query{Policy: policy, Cluster: "cluster1"})
@@ -152,6 +230,25 @@ func TestComplianceHistoryFailover(t *testing.T) {
 	step(compliance.Compliant, create)
 	step(compliance.NonCompliant, remove)
 	before := len(want)
+
+	var headBefore string
+	t.Run("through the hub apiserver, the limited user reads the history, and nobody nothing", func(t *testing.T) {
+		want := recorded(t)
+		require.Len(t, want, before)
+		report, hist, head := throughHub(t, limited)
+		assert.Equal(t, want, report, "compliance report --since 1h")
+		assert.Equal(t, want, hist, "compliance history --since 1h")
+		require.Len(t, head, 64)
+		headBefore = head
+
+		for _, args := range [][]string{{"report", "--since", "1h"}, {"history", "--since", "1h"}} {
+			stdout, stderr, code, err := flotillaSplit(append([]string{"compliance"}, append(args, "-o", "json", "--kubeconfig", nobody)...)...)
+			require.NoError(t, err)
+			require.Zero(t, code, stderr)
+			assert.NotContains(t, stdout, ns+"/", "compliance %s: nothing of namespace %s for a user with no rights", args[0], ns)
+			assert.NotContains(t, stdout, replica, "compliance %s: nothing of namespace %s for a user with no rights", args[0], ns)
+		}
+	})
 
 	first := hubLeader(ctx, cs)
 	require.NotEmpty(t, first)
@@ -210,6 +307,61 @@ func TestComplianceHistoryFailover(t *testing.T) {
 		for i, e := range w.Events[len(want)-2:] {
 			assert.False(t, e.Time.Before(tookOver.Truncate(time.Second)), "transition %d at %s came after the takeover (%s)", len(want)-1+i, e.Time, tookOver)
 		}
+	})
+
+	t.Run("through the hub apiserver, the history spans the failover", func(t *testing.T) {
+		want := recorded(t)
+		require.Len(t, want, len(states(rows(t))))
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			report, hist, _ := throughHub(c, limited)
+			assert.Equal(c, want, report, "compliance report --since 1h")
+			assert.Equal(c, want, hist, "compliance history --since 1h")
+		}, timeout, tick)
+		var h document.HistoryDocument
+		out, err := flotillaJSON(&h, "compliance", "history", "--since", "1h", "-o", "json", "--kubeconfig", limited)
+		require.NoError(t, err, out)
+		var beforeFailover, afterTakeover int
+		for _, c := range h.Changes {
+			if c.Policy != policy {
+				continue
+			}
+			if !c.Time.After(failoverAt) {
+				beforeFailover++
+			}
+			if !c.Time.Before(tookOver.Truncate(time.Second)) {
+				afterTakeover++
+			}
+		}
+		assert.Equal(t, before, beforeFailover, "the transitions before the leader was deleted")
+		assert.GreaterOrEqual(t, afterTakeover, 2, "the transitions after the takeover")
+	})
+
+	t.Run("compliance verify: refused to the limited user, the whole chain and the old head for the admin", func(t *testing.T) {
+		_, stderr, code, err := flotillaSplit("compliance", "verify", "--kubeconfig", limited)
+		require.NoError(t, err)
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "system:serviceaccount:compliance-users:auditor may not list policies.policy.open-cluster-management.io in all namespaces")
+		c, err := apigroup.NewClient(limitedCfg)
+		require.NoError(t, err)
+		_, err = c.Verify(ctx, "")
+		assert.True(t, apierrors.IsForbidden(err), "403: %v", err)
+
+		stdout, stderr, code, err := flotillaSplit("compliance", "verify", "--kubeconfig", hubKubeconfig, "--head", headBefore)
+		require.NoError(t, err)
+		require.Zero(t, code, "%s%s", stdout, stderr)
+		assert.Contains(t, stdout, "Chain:       whole")
+		assert.Contains(t, stdout, "Head given:  found at event")
+		var v history.Verification
+		out, err := flotillaJSON(&v, "compliance", "verify", "--kubeconfig", hubKubeconfig, "--head", headBefore, "-o", "json")
+		require.NoError(t, err, out)
+		assert.Contains(t, v.Found, headBefore, "the head the report carried before the failover")
+		assert.True(t, v.OK(), "%+v", v)
+		assert.Zero(t, v.BrokenLinks)
+		assert.GreaterOrEqual(t, v.Events, len(want), "every recorded transition checked")
+		direct, err := store.Verify(ctx, headBefore)
+		require.NoError(t, err)
+		assert.Equal(t, direct.Head, v.Head, "the store's head, read through the hub")
+		assert.Contains(t, direct.Found, headBefore)
 	})
 
 	t.Run("the new leader logs no password either", func(t *testing.T) {
@@ -294,4 +446,16 @@ func states(evs []history.Event) []compliance.State {
 // eventKey is an event's identity (all its fields), comparable as a string.
 func eventKey(e history.Event) string {
 	return strings.Join([]string{e.Policy, e.Template, e.Cluster, string(e.State), e.Message, e.Time.UTC().Format(time.RFC3339Nano)}, "|")
+}
+
+// transitionKeys are the keys of the transitions of policy on cluster1, with
+// the state each came from.
+func transitionKeys(ts []history.Transition, policy string) []string {
+	var out []string
+	for _, tr := range ts {
+		if tr.Policy == policy && tr.Cluster == "cluster1" {
+			out = append(out, string(tr.From)+">"+eventKey(tr.Event))
+		}
+	}
+	return out
 }

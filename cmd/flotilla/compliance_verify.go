@@ -83,7 +83,10 @@ last prune).`,
 			if head != "" {
 				at, ok := v.Found[head]
 				if !ok {
-					return &exitError{code: verifyBroken, err: fmt.Errorf("--head %s: the store's chain never passed through this head (since its last prune): the history that report was computed from is not the one stored", head)}
+					if v.Base.Seq > 0 {
+						return &exitError{code: verifyBroken, err: fmt.Errorf("--head %s: not among the store's heads since its last prune (after event %d): the history that report was computed from is not the one stored, or the report predates that prune (compare its history-chain-seq with %d: a head that old cannot be checked from what the store holds)", head, v.Base.Seq, v.Base.Seq)}
+					}
+					return &exitError{code: verifyBroken, err: fmt.Errorf("--head %s: the store's chain never passed through this head: the history that report was computed from is not the one stored", head)}
 				}
 				if output == "table" { // JSON has it in "found"
 					fmt.Fprintf(cmd.OutOrStdout(), "Head given:  found at event %d: the store holds that history and %d events since\n", at, v.Head.Seq-at)

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -56,6 +57,10 @@ type Verification struct {
 	Unchained int `json:"unchained"`
 	// Head is the store's head checked.
 	Head Head `json:"head"`
+	// Base is the store's head just after the last prune (zero when none):
+	// the heads Verify can look for are those after it; an older one
+	// cannot be checked from what the store holds.
+	Base Head `json:"base"`
 	// Broken describes the first broken link (nil when the store is whole),
 	// and BrokenLinks counts them all.
 	Broken      *BrokenLink `json:"broken,omitempty"`
@@ -164,19 +169,30 @@ func (s *sqlStore) Verify(ctx context.Context, heads ...string) (Verification, e
 		return v, fmt.Errorf("%s: verify: %w", s.name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var baseSeq int64
+	var baseSeq, legacy, chainFrom int64
 	var baseHead string
-	if err := tx.QueryRowContext(ctx, `SELECT head, seq, base_seq, base_head FROM compliance_writes WHERE id = 1`).Scan(&v.Head.Hash, &v.Head.Seq, &baseSeq, &baseHead); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT head, seq, base_seq, base_head, legacy, chain_from_us FROM compliance_writes WHERE id = 1`).Scan(&v.Head.Hash, &v.Head.Seq, &baseSeq, &baseHead, &legacy, &chainFrom); err != nil {
 		return v, fmt.Errorf("%s: verify: read the chain head: %w", s.name, err)
 	}
+	v.Base = Head{Hash: baseHead, Seq: baseSeq}
 	broken := func(b BrokenLink) {
 		v.BrokenLinks++
 		if v.Broken == nil {
 			v.Broken = &b
 		}
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM compliance_events WHERE seq IS NULL`).Scan(&v.Unchained); err != nil {
+	// The unchained events (recorded before migration 5) cannot be vouched
+	// for, but they are counted and none is newer than the chain's start:
+	// one added since is told.
+	var newest sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MAX(time_us) FROM compliance_events WHERE seq IS NULL`).Scan(&v.Unchained, &newest); err != nil {
 		return v, fmt.Errorf("%s: verify: %w", s.name, err)
+	}
+	if int64(v.Unchained) != legacy {
+		broken(BrokenLink{Reason: fmt.Sprintf("%d unchained events (recorded before the chain) where the store counts %d: unchained rows were added or removed behind its back", v.Unchained, legacy)})
+	}
+	if newest.Valid && newest.Int64 > chainFrom {
+		broken(BrokenLink{Time: time.UnixMicro(newest.Int64).UTC(), Reason: "an unchained event newer than the chain's start: it was inserted"})
 	}
 
 	// The series: heads and anchors.
@@ -272,7 +288,6 @@ func (s *sqlStore) Verify(ctx context.Context, heads ...string) (Verification, e
 			v.Found[head] = last
 		}
 	}
-	found()
 	for rows.Next() {
 		var seq int64
 		var hash string

@@ -46,7 +46,9 @@ var migrations = []string{
 	// sources give them again); prev and hash are an event's link and hash.
 	// A series keeps its head and its anchor (where its chain begins after
 	// a prune); compliance_writes keeps the last seq, the store's head, and
-	// both as they were after the last prune.
+	// both as they were after the last prune, and how many unchained events
+	// there are and the newest time among them, so that an unchained row
+	// added later is told (Verify).
 	`ALTER TABLE compliance_events ADD COLUMN seq BIGINT;
 	ALTER TABLE compliance_events ADD COLUMN prev TEXT;
 	ALTER TABLE compliance_events ADD COLUMN hash TEXT;
@@ -57,5 +59,9 @@ var migrations = []string{
 	ALTER TABLE compliance_writes ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
 	ALTER TABLE compliance_writes ADD COLUMN head TEXT NOT NULL DEFAULT '';
 	ALTER TABLE compliance_writes ADD COLUMN base_seq BIGINT NOT NULL DEFAULT 0;
-	ALTER TABLE compliance_writes ADD COLUMN base_head TEXT NOT NULL DEFAULT '';`,
+	ALTER TABLE compliance_writes ADD COLUMN base_head TEXT NOT NULL DEFAULT '';
+	ALTER TABLE compliance_writes ADD COLUMN legacy BIGINT NOT NULL DEFAULT 0;
+	ALTER TABLE compliance_writes ADD COLUMN chain_from_us BIGINT NOT NULL DEFAULT 0;
+	UPDATE compliance_writes SET legacy = (SELECT COUNT(*) FROM compliance_events),
+		chain_from_us = (SELECT COALESCE(MAX(time_us), 0) FROM compliance_events) WHERE id = 1;`,
 }

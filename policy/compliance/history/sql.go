@@ -209,7 +209,7 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 			return 0, fmt.Errorf("%s: record the series %s/%s on %s: %w", s.name, k.Policy, k.Template, k.Cluster, err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE compliance_writes SET seq = ?, head = ? WHERE id = 1`), seq, head); err != nil {
+	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE compliance_writes SET seq = ?, head = ?, legacy = legacy - ? WHERE id = 1`), seq, head, replaced); err != nil {
 		return 0, fmt.Errorf("%s: record the chain head: %w", s.name, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -409,7 +409,7 @@ func (s *sqlStore) Prune(ctx context.Context, before time.Time) (int, error) {
 		return 0, nil // the rollback undoes the count
 	}
 	head = foldPrune(head, before, deleted)
-	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE compliance_writes SET head = ?, base_seq = ?, base_head = ? WHERE id = 1`), head, seq, head); err != nil {
+	if _, err := tx.ExecContext(ctx, s.rebind(`UPDATE compliance_writes SET head = ?, base_seq = ?, base_head = ?, legacy = legacy - ? WHERE id = 1`), head, seq, head, legacy); err != nil {
 		return 0, fmt.Errorf("%s: prune: record the chain head: %w", s.name, err)
 	}
 	if err := tx.Commit(); err != nil {

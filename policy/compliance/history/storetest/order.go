@@ -317,6 +317,13 @@ func testChain(t *testing.T, newDB func(t *testing.T) (Opener, Exec)) {
 			SELECT policy, template, cluster, 'Compliant', 'Compliant; inserted', time_us + 1, 1000, hash, hash FROM compliance_events WHERE cluster = 'east' AND seq = 3`)
 		broken(t, s, "series ns/p/tmpl on east, event")
 	})
+	t.Run("unchained inserted", func(t *testing.T) {
+		s := fill(t)
+		// A row without a link, as the rows from before the chain: it
+		// would sort first among its second and read as a remediation.
+		exec(t, `INSERT INTO compliance_events (policy, template, cluster, state, message, time_us) VALUES ('ns/p', 'tmpl', 'east', 'Compliant', 'Compliant; slipped in', ?)`, t0.Add(51*time.Minute).UnixMicro())
+		broken(t, s, "unchained rows were added or removed")
+	})
 	t.Run("pruned stays whole", func(t *testing.T) {
 		s := fill(t)
 		n, err := s.Prune(ctx, t0.Add(35*time.Minute))
@@ -324,8 +331,13 @@ func testChain(t *testing.T, newDB func(t *testing.T) (Opener, Exec)) {
 			t.Fatalf("prune = %d, %v; want 8", n, err)
 		}
 		v, err := s.Verify(ctx)
-		if err != nil || !v.OK() || v.Events != 4 {
-			t.Fatalf("verify after prune = %+v (%v), %v; want 4 events, whole", v, v.Broken, err)
+		if err != nil || !v.OK() || v.Events != 4 || v.Base.Seq != 12 {
+			t.Fatalf("verify after prune = %+v (%v), %v; want 4 events, whole, the base at event 12", v, v.Broken, err)
+		}
+		// The base is what the store says; it is not taken as a head it
+		// passed through (whoever rewrites the store could set it).
+		if v, err := s.Verify(ctx, v.Base.Hash); err != nil || len(v.Found) != 0 {
+			t.Fatalf("verify(base) found %v (%v): the base is no proof", v.Found, err)
 		}
 		record(t, s, ev("ns/p", "east", compliance.NonCompliant, 70))
 		if v, err := s.Verify(ctx); err != nil || !v.OK() || v.Head.Seq != 13 {

@@ -83,6 +83,9 @@ func (h *handlers) report(w http.ResponseWriter, req *http.Request, u user.Info)
 		return
 	}
 	o, err := document.ParseQuery(q, now, h.o.Window)
+	if err == nil {
+		err = document.CheckServedWindow(o.Since, now)
+	}
 	if err != nil {
 		aggregated.Error(w, http.StatusBadRequest, err)
 		return
@@ -105,6 +108,9 @@ func (h *handlers) history(w http.ResponseWriter, req *http.Request, u user.Info
 		return
 	}
 	o, err := document.ParseHistoryQuery(q, now, h.o.Window)
+	if err == nil {
+		err = document.CheckServedWindow(o.Since, now)
+	}
 	if err != nil {
 		aggregated.Error(w, http.StatusBadRequest, err)
 		return

@@ -172,6 +172,21 @@ func known(q url.Values, params []string) error {
 	return nil
 }
 
+// MaxServedWindow is how far back the hub's API and live page read the
+// history: a window reaching further reads (and holds in memory) more than a
+// year of every series for anyone who may ask, which any authenticated user
+// may. The CLI offline (--compliance-db) reads as far back as asked.
+const MaxServedWindow = 400 * 24 * time.Hour
+
+// CheckServedWindow refuses a window that starts further back than
+// MaxServedWindow, naming the parameter.
+func CheckServedWindow(since, now time.Time) error {
+	if !since.Before(now.Add(-MaxServedWindow)) {
+		return nil
+	}
+	return fmt.Errorf("query parameter since: %s is more than 400 days back: the hub serves at most 400 days of history (read older history offline: flotilla compliance history --compliance-db)", since.UTC().Format(time.RFC3339))
+}
+
 func parseSince(s string, now time.Time) (time.Time, error) {
 	t, err := history.ParseSince(s, now)
 	if err != nil {

@@ -140,6 +140,9 @@ func (h *Handler) document(req *http.Request, user *User) (*Document, int, error
 		return nil, http.StatusBadRequest, fmt.Errorf("query: %w", err)
 	}
 	o, err := document.ParseQuery(vals, now, h.o.Window)
+	if err == nil {
+		err = document.CheckServedWindow(o.Since, now)
+	}
 	if err != nil {
 		return nil, http.StatusBadRequest, err
 	}

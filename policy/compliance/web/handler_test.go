@@ -170,8 +170,13 @@ func TestQueryParametersRefused(t *testing.T) {
 			assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"), "an error is never HTML")
 		}
 	}
+	// The oldest date a time holds is a clear refusal, not a crash nor a
+	// read of the whole history for anyone who asks; 400 days is served.
 	resp, body := get(t, srv, srv.URL+web.APIPath+"?since=0001-01-01", tok)
-	assert.Equal(t, http.StatusOK, resp.StatusCode, "the oldest date a time holds is a window, not a crash: %s", body)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+	assert.Contains(t, body, "more than 400 days back")
+	resp, body = get(t, srv, srv.URL+web.APIPath+"?since=400d", tok)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 }
 
 func TestLoginSetsCookie(t *testing.T) {

@@ -220,6 +220,9 @@ func TestVerifyThroughHub(t *testing.T) {
 
 	alice, err := apigroup.NewClient(userConfig(t, "alice"))
 	require.NoError(t, err)
+	mine, err := alice.Report(ctx, url.Values{"since": {"30d"}})
+	require.NoError(t, err)
+	assert.Nil(t, mine.Report.HistoryHead, "the head counts the whole fleet's transitions: a reader of one namespace does not get it")
 	_, err = alice.Verify(ctx, "")
 	assert.True(t, apierrors.IsForbidden(err), "alice may list policies in ns1 only: %v", err)
 	_, err = admin.Verify(ctx, "not-a-head")

@@ -69,6 +69,11 @@ func Build(ctx context.Context, src Source, o Options) (*Document, error) {
 	doc.History = sum
 	// The chain head, read after the history: it covers every event the
 	// report saw (verify --head finds it as long as the store holds them).
+	// It is the whole store's, and its number counts every transition of
+	// the fleet: only a reader of every namespace gets it.
+	if src.Readable != nil {
+		return doc, nil
+	}
 	head, err := src.History.Head(ctx)
 	if err != nil {
 		return nil, err
@@ -121,16 +126,16 @@ func BuildHistory(ctx context.Context, src Source, o HistoryOptions) (*HistoryDo
 	return doc, nil
 }
 
-// Readable returns which namespaces' policies a reader may see: every one
-// when canList("") allows listing policies cluster-wide, else those of the
-// namespaces holding a root policy that canList allows.
+// Readable returns which namespaces' policies a reader may see: nil (every
+// one) when canList("") allows listing policies cluster-wide, else those of
+// the namespaces holding a root policy that canList allows.
 func Readable(ctx context.Context, in compliance.Input, canList func(ctx context.Context, namespace string) (bool, error)) (func(string) bool, error) {
 	all, err := canList(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	if all {
-		return func(string) bool { return true }, nil
+		return nil, nil // every namespace (Source.Readable's nil)
 	}
 	ok := map[string]bool{}
 	for _, p := range in.Roots {

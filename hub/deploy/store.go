@@ -96,11 +96,20 @@ func checkStore(ctx context.Context, cs kubernetes.Interface, o Options) (create
 		if pvc.DeletionTimestamp != nil || pvc.Status.Phase == corev1.ClaimLost {
 			return false, fmt.Errorf("deploy: --compliance-pvc: PersistentVolumeClaim %s is being deleted or lost its volume", ref)
 		}
-		writable := false
+		// SQLite wants one writer: a volume one node mounts (ReadWriteOnce)
+		// or one Pod (ReadWriteOncePod). A ReadWriteMany volume (NFS and
+		// the like) lets a Pod force-deleted or cut off from its node go on
+		// writing while its replacement writes too, and its file locks are
+		// not to be trusted.
+		single, many := false, false
 		for _, m := range pvc.Spec.AccessModes {
-			writable = writable || m != corev1.ReadOnlyMany
+			single = single || m == corev1.ReadWriteOnce || m == corev1.ReadWriteOncePod
+			many = many || m == corev1.ReadWriteMany
 		}
-		if !writable {
+		switch {
+		case many:
+			return false, fmt.Errorf("deploy: --compliance-pvc: PersistentVolumeClaim %s may be written from many nodes (access modes %v): SQLite needs one writer; use a ReadWriteOnce or ReadWriteOncePod claim, or PostgreSQL (--compliance-db-secret)", ref, pvc.Spec.AccessModes)
+		case !single:
 			return false, fmt.Errorf("deploy: --compliance-pvc: PersistentVolumeClaim %s is not writable (access modes %v): want ReadWriteOnce", ref, pvc.Spec.AccessModes)
 		}
 	}

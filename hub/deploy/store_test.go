@@ -175,6 +175,9 @@ func TestCheckStore(t *testing.T) {
 		"a missing claim to create": {o: Options{CompliancePVC: "history", CompliancePVCSize: "1Gi"}, create: true},
 		"a read-only claim": {o: Options{CompliancePVC: "history"}, objs: []runtime.Object{claim(corev1.ReadOnlyMany)},
 			want: "PersistentVolumeClaim open-cluster-management-hub/history is not writable"},
+		"a claim for one Pod": {o: Options{CompliancePVC: "history"}, objs: []runtime.Object{claim(corev1.ReadWriteOncePod)}},
+		"a claim many nodes write": {o: Options{CompliancePVC: "history"}, objs: []runtime.Object{claim(corev1.ReadWriteOnce, corev1.ReadWriteMany)},
+			want: "PersistentVolumeClaim open-cluster-management-hub/history may be written from many nodes"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			create, err := checkStore(context.Background(), fake.NewClientset(tc.objs...), tc.o)

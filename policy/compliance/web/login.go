@@ -24,13 +24,24 @@ const tokenCookie = "flotilla-compliance-token"
 // (curl, scripts) are not browsers and carry no ambient credential.
 var sameOrigin = http.NewCrossOriginProtection()
 
-// refuseCrossSite answers 403 and reports true when req is a cross-site POST.
-func refuseCrossSite(w http.ResponseWriter, req *http.Request) bool {
+// sameSitePost reports whether req is a POST from the page's own site; it
+// answers 405 to another method and 403 to a cross-site POST.
+func sameSitePost(w http.ResponseWriter, req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		http.Error(w, "only POST", http.StatusMethodNotAllowed)
+		return false
+	}
 	if err := sameOrigin.Check(req); err != nil {
 		http.Error(w, "cross-site request refused: sign in from the report's own page ("+err.Error()+")", http.StatusForbidden)
-		return true
+		return false
 	}
-	return false
+	return true
+}
+
+// tokenCookieOf is the cookie holding token for maxAge seconds (-1: clear it).
+func tokenCookieOf(token string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: tokenCookie, Value: token, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode}
 }
 
 var loginTemplate = template.Must(template.New("login").Parse(`<!DOCTYPE html>
@@ -56,12 +67,7 @@ func loginPage(w http.ResponseWriter, status int, msg string) {
 }
 
 func (h *Handler) login(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "only POST", http.StatusMethodNotAllowed)
-		return
-	}
-	if refuseCrossSite(w, req) {
+	if !sameSitePost(w, req) {
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, 16<<10)
@@ -79,22 +85,15 @@ func (h *Handler) login(w http.ResponseWriter, req *http.Request) {
 		loginPage(w, http.StatusUnauthorized, "The hub apiserver does not accept this token.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: "/", MaxAge: int(time.Hour / time.Second),
-		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, tokenCookieOf(token, int(time.Hour/time.Second)))
 	http.Redirect(w, req, PagePath, http.StatusSeeOther)
 }
 
 // logout clears the token cookie and goes back to the sign-in form.
 func (h *Handler) logout(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		http.Error(w, "only POST", http.StatusMethodNotAllowed)
+	if !sameSitePost(w, req) {
 		return
 	}
-	if refuseCrossSite(w, req) {
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, tokenCookieOf("", -1))
 	http.Redirect(w, req, PagePath, http.StatusSeeOther)
 }

@@ -283,11 +283,17 @@ func TestDeleteEndsDelivery(t *testing.T) {
 	mcs := clusterclient.NewForConfigOrDie(env.Hub.Config).ClusterV1().ManagedClusters()
 	// A finalizer of the test's keeps the ManagedCluster in deletion until the
 	// checks below are done.
-	mc, err := mcs.Get(ctx, cluster, metav1.GetOptions{})
-	require.NoError(t, err)
-	mc.Finalizers = append(mc.Finalizers, "test.flotilla.dev/hold")
-	_, err = mcs.Update(ctx, mc, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	// The hub's controllers update the cluster too: on a conflict, read it
+	// again.
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mc, err := mcs.Get(ctx, cluster, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		mc.Finalizers = append(mc.Finalizers, "test.flotilla.dev/hold")
+		_, err = mcs.Update(ctx, mc, metav1.UpdateOptions{})
+		return err
+	}))
 	require.NoError(t, mcs.Delete(ctx, cluster, metav1.DeleteOptions{}))
 
 	_, err = works().WorkV1().ManifestWorks(cluster).Create(ctx, manifestWork(cluster, "late", 1), metav1.CreateOptions{})

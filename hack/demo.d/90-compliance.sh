@@ -115,7 +115,9 @@ if grep -Eq "^policies +policy-baseline-namespace " <<<"$("$FLOTILLA" get polici
 	echo "$out"
 	# Within the same second or not, the remediation reads as one: the
 	# newest change on cluster2 is to Compliant.
-	last=$(grep -E ' cluster2 ' <<<"$out" | tail -1 | awk '{print $NF}' || true)
+	# The changes table (from its TIME header to the blank line): its last
+	# row of cluster2, column TO.
+	last=$(awk '/^TIME /{t=1; next} /^$/{t=0} t && / cluster2 /{s=$NF} END{print s}' <<<"$out")
 	if [ "$last" != Compliant ]; then
 		echo "the history of $GOV on cluster2 ends $last, not Compliant as the cluster is" >&2
 		exit 1

@@ -30,8 +30,7 @@ func MarkAccepted(ctx context.Context, c client.Client, names ...string) error {
 					return err
 				}
 			}
-			meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionHubAccepted,
-				Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted", Message: "accepted by the test (testenv.MarkAccepted)"})
+			SetAccepted(&mc)
 			return c.Status().Update(ctx, &mc)
 		})
 		if err != nil {
@@ -39,4 +38,13 @@ func MarkAccepted(ctx context.Context, c client.Client, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// SetAccepted sets, on mc in memory, what the hub's acceptance controller
+// sets on an accepted cluster's status (HubAcceptedManagedCluster=True);
+// write it with the status subresource, after creating mc with
+// spec.hubAcceptsClient=true. For fleets of fake clusters, one write each.
+func SetAccepted(mc *clusterv1.ManagedCluster) {
+	meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionHubAccepted,
+		Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted", Message: "accepted by the test (testenv)"})
 }

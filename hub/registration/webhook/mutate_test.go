@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	jsonpatchv5 "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	jsonpatchv5 "github.com/evanphx/json-patch/v5"
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -9,7 +9,6 @@ import (
 	jsonpatchv5 "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,7 +28,7 @@ func request(t *testing.T, op admissionv1.Operation, c *clusterv1.ManagedCluster
 }
 
 // apply applies the response's JSON patch to c, as the apiserver does.
-func apply(t *testing.T, c *clusterv1.ManagedCluster, patches []jsonpatch.JsonPatchOperation) *clusterv1.ManagedCluster {
+func apply(t *testing.T, c *clusterv1.ManagedCluster, patches any) *clusterv1.ManagedCluster {
 	t.Helper()
 	raw, err := json.Marshal(c)
 	require.NoError(t, err)

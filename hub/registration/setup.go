@@ -65,7 +65,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	v := &webhook.Validator{Client: c, Decoder: admission.NewDecoder(mgr.GetScheme())}
 	mgr.GetWebhookServer().Register(webhook.Path, &crwebhook.Admission{Handler: v})
-	d := &webhook.Defaulter{Decoder: admission.NewDecoder(mgr.GetScheme())}
+	d := &webhook.Defaulter{}
 	mgr.GetWebhookServer().Register(webhook.MutatePath, &crwebhook.Admission{Handler: d})
 	return nil
 }

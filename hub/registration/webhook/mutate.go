@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,34 +31,58 @@ const MutatingConfigurationName = ConfigurationName
 // Available condition: health.Taints); that controller removes it once the
 // cluster's agent reports Available=True, as in OCM.
 type Defaulter struct {
-	Decoder admission.Decoder
 	// Now is the clock (the taint's timeAdded). Default time.Now.
 	Now func() time.Time
 }
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. It reads only spec.taints and patches
+// only that: whatever else is malformed in the object is for the apiserver's
+// schema validation (which runs after mutating webhooks) to refuse in its own
+// words. An object whose taints cannot be read is let through unchanged: the
+// validating webhook then refuses it for want of the taint, or the schema does.
 func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("")
 	}
-	cluster := &clusterv1.ManagedCluster{}
-	if err := d.Decoder.DecodeRaw(req.Object, cluster); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode ManagedCluster: %w", err))
+	var partial struct {
+		Spec struct {
+			Taints []clusterv1.Taint `json:"taints"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(req.Object.Raw, &partial); err != nil {
+		return admission.Allowed("spec.taints unreadable: left to validation")
 	}
 	now := time.Now
 	if d.Now != nil {
 		now = d.Now
 	}
-	taints, changed := NewClusterTaints(cluster.Spec.Taints, now())
+	taints, changed := NewClusterTaints(partial.Spec.Taints, now())
 	if !changed {
 		return admission.Allowed("")
 	}
-	cluster.Spec.Taints = taints
-	raw, err := json.Marshal(cluster)
+	patched, err := withTaints(req.Object.Raw, taints)
 	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("ManagedCluster: %w", err))
 	}
-	return admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	return admission.PatchResponseFromRaw(req.Object.Raw, patched)
+}
+
+// withTaints returns raw (a JSON object) with spec.taints set to taints and
+// everything else as it was (numbers kept exact).
+func withTaints(raw []byte, taints []clusterv1.Taint) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	spec, ok := obj["spec"].(map[string]any)
+	if !ok {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	spec["taints"] = taints
+	return json.Marshal(obj)
 }
 
 // NewClusterTaints are the taints a new ManagedCluster is stored with: its own,

@@ -44,7 +44,7 @@ func apply(t *testing.T, c *clusterv1.ManagedCluster, patches any) *clusterv1.Ma
 }
 
 func TestDefaulter(t *testing.T) {
-	d := &Defaulter{Decoder: admission.NewDecoder(scheme.New()), Now: func() time.Time { return now }}
+	d := &Defaulter{Now: func() time.Time { return now }}
 	unreachable := clusterv1.Taint{Key: clusterv1.ManagedClusterTaintUnreachable, Effect: clusterv1.TaintEffectNoSelect, TimeAdded: metav1.NewTime(now.Truncate(time.Second))}
 	gpu := clusterv1.Taint{Key: "gpu", Value: "a100", Effect: clusterv1.TaintEffectPreferNoSelect, TimeAdded: metav1.NewTime(now.Add(-time.Hour).Truncate(time.Second))}
 	earlier := unreachable
@@ -84,6 +84,28 @@ func TestDefaulter(t *testing.T) {
 			assert.Equal(t, tc.accept, got.Spec.HubAcceptsClient, "nothing else changes")
 		})
 	}
+}
+
+// TestDefaulterLeavesTheRestToValidation: a field the Go types cannot read (a
+// caBundle that is not base64) is the schema's to refuse, in its own words,
+// after the mutating webhooks: the taint is added and nothing else is touched,
+// numbers included.
+func TestDefaulterLeavesTheRestToValidation(t *testing.T) {
+	d := &Defaulter{Now: func() time.Time { return now }}
+	raw := []byte(`{"apiVersion":"cluster.open-cluster-management.io/v1","kind":"ManagedCluster","metadata":{"name":"c1"},` +
+		`"spec":{"leaseDurationSeconds":9007199254740993,"managedClusterClientConfigs":[{"url":"https://c1","caBundle":"not base64!"}]}}`)
+	resp := d.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}}})
+	require.True(t, resp.Allowed, resp.Result)
+	require.Len(t, resp.Patches, 1, "one patch: the taints")
+	assert.Equal(t, "/spec/taints", resp.Patches[0].Path)
+
+	// Taints it cannot read: let through unchanged (the validating webhook refuses it untainted).
+	raw = []byte(`{"metadata":{"name":"c1"},"spec":{"taints":[{"key":"k","effect":"NoSelect","timeAdded":"yesterday"}]}}`)
+	resp = d.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}}})
+	assert.True(t, resp.Allowed)
+	assert.Empty(t, resp.Patches)
 }
 
 func TestValidatorRefusesAnUntaintedNewCluster(t *testing.T) {

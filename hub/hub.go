@@ -13,12 +13,9 @@ import (
 	"sync"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -28,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -50,8 +46,9 @@ import (
 	"flotilla.dev/flotilla/policy/propagator"
 )
 
-// WebhookConfigurationName is the ValidatingWebhookConfiguration the hub owns
-// (`flotilla init` registers a fail-closed placeholder under the same name).
+// WebhookConfigurationName is the ValidatingWebhookConfiguration and the
+// MutatingWebhookConfiguration the hub owns (`flotilla init` registers a
+// fail-closed placeholder of each under the same name).
 const WebhookConfigurationName = regwebhook.ConfigurationName
 
 // Options configures the hub process. Every field documents its default.
@@ -308,18 +305,19 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		return err
 	}
 	defer closeHistory()
-	var hooks []admissionregistrationv1.ValidatingWebhook
-	hooks = append(hooks, registration.Webhooks()...)
-	hooks = append(hooks, placement.Webhooks()...)
-	hooks = append(hooks, work.Webhooks()...)
+	var hooks webhookSet
+	hooks.validating = append(hooks.validating, registration.Webhooks()...)
+	hooks.validating = append(hooks.validating, placement.Webhooks()...)
+	hooks.validating = append(hooks.validating, work.Webhooks()...)
+	hooks.mutating = append(hooks.mutating, registration.MutatingWebhooks()...)
 	// addon.open-cluster-management.io v1beta1 beside the stored v1alpha1.
 	mgr.GetWebhookServer().Register(addonconversion.Path, addonconversion.Handler{})
 	conversion := conversionClientConfig(base, opts.WebhookService, caBundle)
 	if opts.WebhookService != "" {
 		base = "service:" + opts.WebhookService
-		hooks = withService(hooks, svcNS, svcName, caBundle)
+		hooks = hooks.pointed(atService(svcNS, svcName, caBundle))
 	} else {
-		hooks = withBaseURL(hooks, base, caBundle)
+		hooks = hooks.pointed(atBaseURL(base, caBundle))
 	}
 
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
@@ -368,111 +366,6 @@ func newWebhookServer(host string, port int, certDir string, bodyTimeout time.Du
 			web.LoginPath:        small,
 		},
 	}
-}
-
-// withBaseURL prefixes each webhook's path with base and sets its CA bundle.
-func withBaseURL(hooks []admissionregistrationv1.ValidatingWebhook, base string, caBundle []byte) []admissionregistrationv1.ValidatingWebhook {
-	out := make([]admissionregistrationv1.ValidatingWebhook, 0, len(hooks))
-	for _, h := range hooks {
-		h = *h.DeepCopy()
-		path := "/"
-		if h.ClientConfig.URL != nil {
-			path = *h.ClientConfig.URL
-		}
-		url := base + "/" + strings.TrimPrefix(path, "/")
-		h.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
-		out = append(out, h)
-	}
-	return out
-}
-
-// conversionClientConfig is where the apiserver reaches the addon conversion
-// webhook: the Service namespace/name (port 443) when service is set, else base.
-func conversionClientConfig(base, service string, caBundle []byte) apiextensionsv1.WebhookClientConfig {
-	if ns, name, ok := strings.Cut(service, "/"); ok {
-		return apiextensionsv1.WebhookClientConfig{
-			Service:  &apiextensionsv1.ServiceReference{Namespace: ns, Name: name, Path: ptr.To(addonconversion.Path), Port: ptr.To[int32](443)},
-			CABundle: caBundle,
-		}
-	}
-	return apiextensionsv1.WebhookClientConfig{URL: ptr.To(base + addonconversion.Path), CABundle: caBundle}
-}
-
-// withService points each webhook at its path on the Service namespace/name
-// (port 443) and sets its CA bundle.
-func withService(hooks []admissionregistrationv1.ValidatingWebhook, namespace, name string, caBundle []byte) []admissionregistrationv1.ValidatingWebhook {
-	out := make([]admissionregistrationv1.ValidatingWebhook, 0, len(hooks))
-	for _, h := range hooks {
-		h = *h.DeepCopy()
-		path := "/"
-		if h.ClientConfig.URL != nil {
-			path = "/" + strings.TrimPrefix(*h.ClientConfig.URL, "/")
-		}
-		h.ClientConfig = admissionregistrationv1.WebhookClientConfig{
-			Service:  &admissionregistrationv1.ServiceReference{Namespace: namespace, Name: name, Path: &path, Port: ptr.To[int32](443)},
-			CABundle: caBundle,
-		}
-		out = append(out, h)
-	}
-	return out
-}
-
-// registerWebhooks waits for the webhook server to serve, then writes the
-// ValidatingWebhookConfiguration and, when ctx ends and remove is set, removes
-// it if still ours.
-// served runs first, once the server serves (the addon CRDs' conversion).
-func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks []admissionregistrationv1.ValidatingWebhook, base string, served func(context.Context) error, ready func(), remove func() bool) error {
-	log := ctrl.Log.WithName("hub")
-	started := mgr.GetWebhookServer().StartedChecker()
-	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
-		return started(nil) == nil, nil
-	}); err != nil {
-		return nil
-	}
-	if err := served(ctx); err != nil {
-		return err
-	}
-	c := mgr.GetClient()
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, vwc, func() error {
-		vwc.Webhooks = hooks
-		return nil
-	}); err != nil {
-		return fmt.Errorf("register webhooks: %w", err)
-	}
-	log.Info("webhooks registered", "url", base, "count", len(hooks))
-	if ready != nil {
-		ready()
-	}
-	<-ctx.Done()
-	if !remove() {
-		return nil
-	}
-	// Stop refusing writes for a hub that is gone, unless another hub took over.
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	apiReader := mgr.GetAPIReader()
-	if err := apiReader.Get(stopCtx, client.ObjectKeyFromObject(vwc), vwc); err == nil && ours(vwc, base) {
-		_ = c.Delete(stopCtx, vwc, client.Preconditions{ResourceVersion: &vwc.ResourceVersion})
-	}
-	return nil
-}
-
-func ours(vwc *admissionregistrationv1.ValidatingWebhookConfiguration, base string) bool {
-	if svc, ok := strings.CutPrefix(base, "service:"); ok {
-		for _, h := range vwc.Webhooks {
-			if s := h.ClientConfig.Service; s == nil || s.Namespace+"/"+s.Name != svc {
-				return false
-			}
-		}
-		return true
-	}
-	for _, h := range vwc.Webhooks {
-		if h.ClientConfig.URL == nil || !strings.HasPrefix(*h.ClientConfig.URL, base+"/") {
-			return false
-		}
-	}
-	return true
 }
 
 func freePort(host string) (int, error) {

@@ -45,3 +45,25 @@ func TestConversionClientConfig(t *testing.T) {
 	assert.Equal(t, "https://10.0.0.1:9443/convert-addon", *url.URL)
 	assert.Equal(t, []byte("ca"), url.CABundle)
 }
+
+func TestWebhookSetPointsMutatingHooksToo(t *testing.T) {
+	v, m := "/validate-managedcluster", "/mutate-managedcluster"
+	set := webhookSet{
+		validating: []admissionregistrationv1.ValidatingWebhook{{Name: "v", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &v}}},
+		mutating:   []admissionregistrationv1.MutatingWebhook{{Name: "m", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &m}}},
+	}
+	byURL := set.pointed(atBaseURL("https://10.0.0.1:9443", []byte("ca")))
+	require.Len(t, byURL.mutating, 1)
+	assert.Equal(t, "https://10.0.0.1:9443/mutate-managedcluster", *byURL.mutating[0].ClientConfig.URL)
+	assert.Equal(t, "https://10.0.0.1:9443/validate-managedcluster", *byURL.validating[0].ClientConfig.URL)
+	assert.Equal(t, []byte("ca"), byURL.mutating[0].ClientConfig.CABundle)
+	assert.Equal(t, m, *set.mutating[0].ClientConfig.URL, "the input is not changed")
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: byURL.mutating}
+	assert.True(t, oursMutating(mwc, "https://10.0.0.1:9443"))
+	assert.False(t, oursMutating(mwc, "https://10.0.0.2:9443"), "another hub's")
+
+	bySvc := set.pointed(atService("ns", "svc", []byte("ca")))
+	require.NotNil(t, bySvc.mutating[0].ClientConfig.Service)
+	assert.Equal(t, m, *bySvc.mutating[0].ClientConfig.Service.Path)
+	assert.True(t, oursMutating(&admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: bySvc.mutating}, "service:ns/svc"))
+}

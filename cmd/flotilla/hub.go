@@ -31,8 +31,9 @@ func newHubCommand() *cobra.Command {
 		Use:   "hub",
 		Short: "Run the Flotilla hub controllers and admission webhooks against a hub apiserver",
 		Long: `Run the hub: cluster registration (acceptance, CSR approval, heartbeats, cleanup),
-placement and work controllers, and the validating webhooks, which it registers with
-the hub apiserver as ValidatingWebhookConfiguration "flotilla-hub".
+placement and work controllers, and the admission webhooks, which it registers with
+the hub apiserver as MutatingWebhookConfiguration "flotilla-hub" (new ManagedClusters
+are tainted unreachable) and ValidatingWebhookConfiguration "flotilla-hub".
 
 Memory: unless GOGC or GOMEMLIMIT is set in its environment, the hub runs Go's
 garbage collector at GOGC=50 (a lower peak RSS for a little more GC CPU); set

@@ -149,7 +149,8 @@ func newScope(t *testing.T, name string) *scope {
 	return s
 }
 
-// cluster creates a ManagedCluster in the scope's set.
+// cluster creates a ManagedCluster in the scope's set, accepted by the hub
+// (testenv.MarkAccepted: no registration controller runs here).
 func (s *scope) cluster(name string, labels map[string]string) *clusterv1.ManagedCluster {
 	s.t.Helper()
 	c := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{clusterv1beta2.ClusterSetLabel: s.set}},
@@ -158,6 +159,7 @@ func (s *scope) cluster(name string, labels map[string]string) *clusterv1.Manage
 		c.Labels[k] = v
 	}
 	require.NoError(s.t, hub.Create(s.ctx, c))
+	require.NoError(s.t, testenv.MarkAccepted(s.ctx, hub, name))
 	return c
 }
 

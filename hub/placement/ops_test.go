@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/placement/ops"
+	"flotilla.dev/flotilla/test/testenv"
 )
 
 // TestOps drives the CLI's operations end to end: set, bind, create, list.
@@ -22,6 +23,7 @@ func TestOps(t *testing.T) {
 	require.NoError(t, hub.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}}))
 	for _, n := range []string{"ops-1", "ops-2"} {
 		require.NoError(t, hub.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: map[string]string{"tier": n}}}))
+		require.NoError(t, testenv.MarkAccepted(ctx, hub, n))
 	}
 
 	// All or nothing: a missing cluster changes nothing.

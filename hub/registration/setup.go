@@ -65,11 +65,17 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	v := &webhook.Validator{Client: c, Decoder: admission.NewDecoder(mgr.GetScheme())}
 	mgr.GetWebhookServer().Register(webhook.Path, &crwebhook.Admission{Handler: v})
+	d := &webhook.Defaulter{}
+	mgr.GetWebhookServer().Register(webhook.MutatePath, &crwebhook.Admission{Handler: d})
 	return nil
 }
 
 // Webhooks returns the registration webhooks; ClientConfig.URL holds only the path.
 func Webhooks() []admissionregistrationv1.ValidatingWebhook { return webhook.Webhooks() }
+
+// MutatingWebhooks returns the registration mutating webhooks (new clusters
+// are tainted unreachable); ClientConfig.URL holds only the path.
+func MutatingWebhooks() []admissionregistrationv1.MutatingWebhook { return webhook.MutatingWebhooks() }
 
 // readThrough writes through Client and reads from the apiserver.
 type readThrough struct {

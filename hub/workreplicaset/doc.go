@@ -10,6 +10,12 @@
 // again soon (see CheckDecisions). Only removing the ref from spec.placementRefs,
 // or a settled decision without the cluster, removes a work.
 //
+// A decided cluster the hub has not accepted (ocm.Accepted: a pending join, a
+// denied cluster, one that is gone) gets no work written, whatever the decision
+// says; a work it has is kept until the placement drops it (SplitDecisions).
+// The placement controller never decides such a cluster; this is defence in
+// depth against a decision written before it saw the cluster.
+//
 // Generated works are named after the replica set, live in the cluster's namespace
 // and carry the labels work.open-cluster-management.io/manifestworkreplicaset
 // (<namespace>.<name>) and work.open-cluster-management.io/placementname.

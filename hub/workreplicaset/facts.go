@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -159,6 +160,38 @@ func conditions(gen int64, outs []refOutcome) []metav1.Condition {
 		out[i].ObservedGeneration = gen
 	}
 	return out
+}
+
+// Decided is one cluster a placementRef rolls out to, with its decision group.
+type Decided struct {
+	Name       string
+	GroupIndex int32
+	GroupName  string
+}
+
+// SplitDecisions lists, in decision order, the clusters a placementRef rolls
+// out to from the placement's own decisions. covered holds the clusters an
+// earlier ref already covers; it gains every cluster decided here, so that
+// their works are kept. A cluster the hub has not accepted (accepted[c] false
+// or absent: a pending join, a denied cluster, one that is gone) is held: it
+// is covered, so a work it has is left as it is until the placement drops it,
+// but it gets no work written.
+func SplitDecisions(own []clusterv1beta1.PlacementDecision, covered, accepted map[string]bool) (decided []Decided, held []string) {
+	for _, d := range own {
+		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
+		for _, cd := range d.Status.Decisions {
+			if covered[cd.ClusterName] {
+				continue // another placementRef (or page) already covers this cluster
+			}
+			covered[cd.ClusterName] = true
+			if !accepted[cd.ClusterName] {
+				held = append(held, cd.ClusterName)
+				continue
+			}
+			decided = append(decided, Decided{Name: cd.ClusterName, GroupIndex: int32(idx), GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel]})
+		}
+	}
+	return decided, held
 }
 
 // Readiness of a placement's decisions, as seen by the replica set controller.

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -22,6 +22,7 @@ import (
 
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 	statusfit "flotilla.dev/flotilla/internal/conditions"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Reconcile follows the skeleton: get, finalizer (deletion), compute, write status.
@@ -175,21 +176,22 @@ func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.Manifest
 	case DecisionsInFlux:
 		out.inFlux = true
 	}
+	accepted, err := r.accepted(ctx, own)
+	if err != nil {
+		out.unknown = "decides clusters whose acceptance could not be read: " + err.Error()
+		return out, err
+	}
+	decided, held := SplitDecisions(own, wanted, accepted)
+	if len(held) > 0 {
+		log.FromContext(ctx).Info("decided clusters the hub has not accepted get no work written", "placement", ref.Name, "clusters", held)
+	}
 	var clusters []rollout.Cluster
-	for _, d := range own {
-		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
-		for _, cd := range d.Status.Decisions {
-			if wanted[cd.ClusterName] {
-				continue // another placementRef already covers this cluster
-			}
-			wanted[cd.ClusterName] = true
-			state, since := WorkState(byCluster[cd.ClusterName], hash)
-			clusters = append(clusters, rollout.Cluster{Name: cd.ClusterName, GroupIndex: int32(idx),
-				GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel], State: state, Since: since})
-			out.groups[int32(idx)] = append(out.groups[int32(idx)], cd.ClusterName)
-			out.available[cd.ClusterName] = byCluster[cd.ClusterName] != nil &&
-				meta.IsStatusConditionTrue(byCluster[cd.ClusterName].Status.Conditions, workv1.WorkAvailable)
-		}
+	for _, dc := range decided {
+		state, since := WorkState(byCluster[dc.Name], hash)
+		clusters = append(clusters, rollout.Cluster{Name: dc.Name, GroupIndex: dc.GroupIndex, GroupName: dc.GroupName, State: state, Since: since})
+		out.groups[dc.GroupIndex] = append(out.groups[dc.GroupIndex], dc.Name)
+		out.available[dc.Name] = byCluster[dc.Name] != nil &&
+			meta.IsStatusConditionTrue(byCluster[dc.Name].Status.Conditions, workv1.WorkAvailable)
 	}
 	out.decided = len(clusters)
 	plan, err := rollout.Compute(ref.RolloutStrategy, clusters, now)
@@ -218,6 +220,29 @@ func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.Manifest
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// accepted reads, from the cache, whether the hub accepted each cluster the
+// decisions list (ocm.Accepted); a cluster that does not exist is not.
+func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.PlacementDecision) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, d := range decisions {
+		for _, cd := range d.Status.Decisions {
+			if _, done := out[cd.ClusterName]; done {
+				continue
+			}
+			var mc clusterv1.ManagedCluster
+			switch err := r.Get(ctx, types.NamespacedName{Name: cd.ClusterName}, &mc); {
+			case apierrors.IsNotFound(err):
+				out[cd.ClusterName] = false
+			case err != nil:
+				return nil, fmt.Errorf("get ManagedCluster %s: %w", cd.ClusterName, err)
+			default:
+				out[cd.ClusterName] = ocm.Accepted(&mc)
+			}
+		}
+	}
+	return out, nil
 }
 
 // applyWork creates or updates the cluster's work with the current template.

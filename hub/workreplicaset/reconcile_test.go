@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
@@ -66,6 +67,12 @@ func generatedWork(cluster string) *workv1.ManifestWork {
 		workv1alpha1.ManifestWorkReplicaSetPlacementNameLabelKey:  "all"}}}
 }
 
+// accepted is a ManagedCluster the hub accepted (ocm.Accepted).
+func accepted(name string) *clusterv1.ManagedCluster {
+	return &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+		Status: clusterv1.ManagedClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue}}}}
+}
+
 func TestReconcileKeepsWorksWhenDecisionsCannotBeUsed(t *testing.T) {
 	errBoom := errors.New("etcdserver: request timed out")
 	failList := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
@@ -117,7 +124,7 @@ func TestReconcileKeepsWorksWhenDecisionsCannotBeUsed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			objs := append([]client.Object{testMWRS(), generatedWork("c1"), generatedWork("c2")}, tc.objects...)
+			objs := append([]client.Object{testMWRS(), generatedWork("c1"), generatedWork("c2"), accepted("c1"), accepted("c2")}, tc.objects...)
 			c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
 				WithStatusSubresource(&workv1alpha1.ManifestWorkReplicaSet{}, &workv1.ManifestWork{}).
 				WithInterceptorFuncs(tc.funcs).Build()
@@ -191,4 +198,32 @@ func TestCheckDecisions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReconcileWritesNoWorkForUnacceptedClusters: a cluster the hub has not
+// accepted (pending, denied, gone) gets no work, even when a placement decides
+// it (a decision written before the placement saw it); a work it has is left
+// as it is. Accepted clusters roll out as usual.
+func TestReconcileWritesNoWorkForUnacceptedClusters(t *testing.T) {
+	pending := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "pending"}}
+	denied := accepted("denied")
+	denied.Spec.HubAcceptsClient = false
+	had := generatedWork("denied")
+	had.Spec.Workload.Manifests = nil
+	objs := []client.Object{testMWRS(), testPlacement(4, true), testDecision("all-decision-1", "p-uid", "ok", "pending", "denied", "gone"),
+		accepted("ok"), pending, denied, had}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
+		WithStatusSubresource(&workv1alpha1.ManifestWorkReplicaSet{}, &workv1.ManifestWork{}).Build()
+	r := &Reconciler{Client: c, now: func() time.Time { return t0 }}
+	_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "app"}})
+	require.NoError(t, err)
+
+	var works workv1.ManifestWorkList
+	require.NoError(t, c.List(context.Background(), &works))
+	have := map[string]string{}
+	for _, w := range works.Items {
+		have[w.Namespace] = w.Annotations[TemplateHashAnnotation]
+	}
+	assert.Equal(t, map[string]string{"ok": TemplateHash(testMWRS().Spec.ManifestWorkTemplate), "denied": ""}, have,
+		"only the accepted cluster gets a work; the denied cluster's work is left unchanged")
 }

@@ -7,14 +7,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Options configures the ManifestWorkReplicaSet controller. Every field documents its default.
@@ -49,7 +55,41 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&workv1.ManifestWork{}, handler.EnqueueRequestsFromMapFunc(ownerOfWork)).
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
+		// A decided cluster the hub accepts gets its work even when no decision changes.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.decidingOn), builder.WithPredicates(acceptanceChanged)).
 		Complete(r)
+}
+
+// acceptanceChanged passes ManagedCluster updates that change whether the hub
+// accepted the cluster (ocm.Accepted).
+var acceptanceChanged = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*clusterv1.ManagedCluster)
+		cur, okNew := e.ObjectNew.(*clusterv1.ManagedCluster)
+		return !okOld || !okNew || ocm.Accepted(old) != ocm.Accepted(cur)
+	},
+}
+
+// decidingOn maps a ManagedCluster to the replica sets whose placements decide it.
+func (r *Reconciler) decidingOn(ctx context.Context, o client.Object) []reconcile.Request {
+	var list clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		d := &list.Items[i]
+		for _, cd := range d.Status.Decisions {
+			if cd.ClusterName == o.GetName() {
+				out = append(out, r.usersOfPlacement(ctx, d)...)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // ownerOfWork maps a generated work back to its replica set via the label.

@@ -29,6 +29,12 @@ type Inputs struct {
 	PolicySets []policyv1beta1.PolicySet
 	// Placements by name; a bound placement absent here counts as Missing.
 	Placements map[string]PlacementState
+	// Unaccepted are decided clusters the hub has not accepted (ocm.Accepted:
+	// a pending join, a denied cluster) or that do not exist: they get no
+	// replica, whatever a placement decided (the placement controller skips
+	// them too; a decision written before it saw the cluster must not leak a
+	// replica, with its resolved hub templates, into a namespace of that name).
+	Unaccepted map[string]bool
 }
 
 // Problem is something wrong with a binding (or the root) that stops some of
@@ -48,7 +54,10 @@ type Decision struct {
 	// Unsettled: a bound placement's decisions are in flux; keep replicas that
 	// are not in Clusters for now.
 	Unsettled bool
-	Problems  []Problem
+	// Skipped are the decided clusters that get no replica because the hub has
+	// not accepted them (Inputs.Unaccepted), sorted.
+	Skipped  []string
+	Problems []Problem
 }
 
 // MaxRootKeyLength is the longest "<namespace>.<name>" of a root policy: the
@@ -68,7 +77,8 @@ func RootKey(namespace, name string) string { return namespace + "." + name }
 // Bindings with subFilter=restricted then only apply their overrides to
 // clusters already selected; they add no cluster. A policy bound several ways
 // is one replica per cluster. A disabled root goes nowhere but still reports
-// its placements.
+// its placements. A cluster the hub has not accepted gets no replica
+// (Flotilla's rule: OCM's propagator follows the decisions only).
 func Decide(root *policyv1.Policy, in Inputs) Decision {
 	d := Decision{Clusters: map[string]string{}}
 	key := RootKey(root.Namespace, root.Name)
@@ -142,7 +152,31 @@ func Decide(root *policyv1.Policy, in Inputs) Decision {
 			}
 		}
 	}
+	for c := range d.Clusters {
+		if in.Unaccepted[c] {
+			delete(d.Clusters, c)
+			d.Skipped = append(d.Skipped, c)
+		}
+	}
+	sort.Strings(d.Skipped)
 	return d
+}
+
+// DecidedClusters lists, once each and sorted, the clusters the placements
+// of in decide: the ones whose acceptance Inputs.Unaccepted must answer for.
+func DecidedClusters(in Inputs) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, st := range in.Placements {
+		for _, c := range st.Clusters {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // boundThrough says whether b binds policy, and through what: "" for a direct

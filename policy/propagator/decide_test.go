@@ -60,6 +60,8 @@ func TestDecide(t *testing.T) {
 		placements map[string]PlacementState
 		want       map[string]string
 		placement  []policyv1.Placement
+		unaccepted map[string]bool
+		skipped    []string
 		unsettled  bool
 		problems   []string // substrings, in order
 	}{
@@ -132,11 +134,37 @@ func TestDecide(t *testing.T) {
 			want:       map[string]string{},
 			placement:  []policyv1.Placement{{PlacementBinding: "b", Placement: "all"}},
 			problems:   []string{"more than the 63"}},
+		{name: "a decided cluster the hub has not accepted gets no replica", root: root("p"),
+			bindings:   []policyv1.PlacementBinding{binding("b", "all").policy("p").obj()},
+			placements: map[string]PlacementState{"all": placed("c1", "joining")},
+			unaccepted: map[string]bool{"joining": true},
+			want:       map[string]string{"c1": ""}, skipped: []string{"joining"},
+			placement: []policyv1.Placement{{PlacementBinding: "b", Placement: "all"}}},
+		{name: "not accepted, enforced through a restricted binding: still none", root: root("p"),
+			bindings: []policyv1.PlacementBinding{binding("b", "all").policy("p").obj(),
+				binding("r", "all").policy("p").restrict().enforce().obj(), binding("e", "east").policy("p").enforce().obj()},
+			placements: map[string]PlacementState{"all": placed("c1", "denied"), "east": placed("denied")},
+			unaccepted: map[string]bool{"denied": true},
+			want:       map[string]string{"c1": "enforce"}, skipped: []string{"denied"},
+			placement: []policyv1.Placement{{PlacementBinding: "b", Placement: "all"}, {PlacementBinding: "e", Placement: "east"}, {PlacementBinding: "r", Placement: "all"}}},
+		{name: "not accepted while the decisions are in flux: none, and flagged", root: root("p"),
+			bindings:   []policyv1.PlacementBinding{binding("b", "all").policy("p").obj()},
+			placements: map[string]PlacementState{"all": {Clusters: []string{"joining"}, Unsettled: true}},
+			unaccepted: map[string]bool{"joining": true},
+			want:       map[string]string{}, skipped: []string{"joining"}, unsettled: true,
+			placement: []policyv1.Placement{{PlacementBinding: "b", Placement: "all"}}},
+		{name: "a disabled root skips nothing: it goes nowhere", root: func() *policyv1.Policy { p := root("p"); p.Spec.Disabled = true; return p }(),
+			bindings:   []policyv1.PlacementBinding{binding("b", "all").policy("p").obj()},
+			placements: map[string]PlacementState{"all": placed("joining")},
+			unaccepted: map[string]bool{"joining": true},
+			want:       map[string]string{},
+			placement:  []policyv1.Placement{{PlacementBinding: "b", Placement: "all"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.root, Inputs{Bindings: tc.bindings, PolicySets: tc.sets, Placements: tc.placements})
+			d := Decide(tc.root, Inputs{Bindings: tc.bindings, PolicySets: tc.sets, Placements: tc.placements, Unaccepted: tc.unaccepted})
 			assert.Equal(t, tc.want, d.Clusters)
+			assert.Equal(t, tc.skipped, d.Skipped)
 			var got []policyv1.Placement
 			for _, p := range d.Placements {
 				got = append(got, *p)
@@ -213,4 +241,10 @@ func TestSplitRootKey(t *testing.T) {
 		_, _, ok := splitRootKey(bad)
 		assert.False(t, ok, bad)
 	}
+}
+
+func TestDecidedClusters(t *testing.T) {
+	in := Inputs{Placements: map[string]PlacementState{"a": placed("c2", "c1"), "b": placed("c1", "c3"), "gone": {Missing: true}}}
+	assert.Equal(t, []string{"c1", "c2", "c3"}, DecidedClusters(in))
+	assert.Empty(t, DecidedClusters(Inputs{}))
 }

@@ -3,7 +3,10 @@
 // root-policy label) and writes, for every managed cluster a bound Placement
 // decides, a replicated Policy named "<rootNamespace>.<rootName>" in the
 // cluster's namespace, labelled as Open Cluster Management labels it
-// (root-policy, cluster-name, cluster-namespace). Replicas go when their
+// (root-policy, cluster-name, cluster-namespace). A decided cluster the hub
+// has not accepted (ocm.Accepted) gets no replica (Inputs.Unaccepted): a
+// pending cluster named after an existing namespace must never receive
+// policies with resolved hub templates. Replicas go when their
 // cluster leaves the decisions, the binding goes, or the root is disabled or
 // deleted; a replica edited or deleted by someone else is rewritten.
 //

@@ -151,6 +151,7 @@ func (s *scope) clusters(env string, names ...string) {
 		s.create(&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: n,
 			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: s.ns, "env": env}},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+		require.NoError(s.t, testenv.MarkAccepted(s.ctx, hub, n))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 	"flotilla.dev/flotilla/policy/propagator"
+	"flotilla.dev/flotilla/test/testenv"
 )
 
 func TestPropagationFollowsDecisionsAndCleansUp(t *testing.T) {
@@ -348,6 +349,7 @@ func TestBrokenBindingsDoNotStopOthers(t *testing.T) {
 	// cluster's problem only.
 	s.create(&clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "broken-2",
 		Labels: map[string]string{clusterv1beta2.ClusterSetLabel: s.ns, "env": "prod"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+	require.NoError(t, testenv.MarkAccepted(s.ctx, hub, "broken-2"))
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		msgs := s.warnings("fine", propagator.ReasonReplicaFailed)
 		if assert.NotEmpty(c, msgs) {

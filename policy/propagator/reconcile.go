@@ -20,6 +20,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 	"flotilla.dev/flotilla/hub/workreplicaset"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -95,6 +96,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		delete(replicas, cluster)
 	}
 
+	if len(d.Skipped) > 0 {
+		log.FromContext(ctx).Info("decided clusters the hub has not accepted get no replica", "root", key, "clusters", d.Skipped)
+	}
 	log.FromContext(ctx).V(1).Info("propagated", "clusters", d.Clusters, "unsettled", d.Unsettled, "placements", in.Placements, "replicas", len(replicas))
 	st := RootStatus(d, replicas)
 	r.metrics.observe(&root, st, replicas)
@@ -138,6 +142,20 @@ func (r *Reconciler) inputs(ctx context.Context, root *policyv1.Policy) (Inputs,
 			return in, err
 		}
 		in.Placements[p.Placement] = st
+	}
+	// Decided clusters the hub has not accepted (or that are gone) get no
+	// replica. Read from the same cache the placement controller decides from.
+	in.Unaccepted = map[string]bool{}
+	for _, name := range DecidedClusters(in) {
+		var mc clusterv1.ManagedCluster
+		switch err := r.Get(ctx, client.ObjectKey{Name: name}, &mc); {
+		case apierrors.IsNotFound(err):
+			in.Unaccepted[name] = true
+		case err != nil:
+			return in, fmt.Errorf("get ManagedCluster %s: %w", name, err)
+		case !ocm.Accepted(&mc):
+			in.Unaccepted[name] = true
+		}
 	}
 	return in, nil
 }

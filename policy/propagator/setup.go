@@ -24,6 +24,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/policyset"
 )
 
@@ -101,6 +102,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		WatchesRawSource(source.Channel(r.secrets.events, handler.EnqueueRequestsFromMapFunc(r.refs.readers("Secret")))).
 		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.refs.readers("ManagedCluster")),
 			builder.WithPredicates(templateInputsChanged)).
+		// A decided cluster the hub accepts (or denies) gets (or loses) its
+		// replicas even when no decision changes.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.decidingOn),
+			builder.WithPredicates(acceptanceChanged)).
 		Complete(r); err != nil {
 		return err
 	}
@@ -117,6 +122,39 @@ var templateInputsChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent
 	}
 	return !equality.Semantic.DeepEqual(old.Labels, cur.Labels) || !equality.Semantic.DeepEqual(old.Status.ClusterClaims, cur.Status.ClusterClaims)
 }}
+
+// acceptanceChanged passes ManagedCluster updates that change whether the hub
+// accepted the cluster (ocm.Accepted).
+var acceptanceChanged = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*clusterv1.ManagedCluster)
+		cur, okNew := e.ObjectNew.(*clusterv1.ManagedCluster)
+		return !okOld || !okNew || ocm.Accepted(old) != ocm.Accepted(cur)
+	},
+}
+
+// decidingOn maps a ManagedCluster to the policies bound to the placements
+// that decide it.
+func (r *Reconciler) decidingOn(ctx context.Context, o client.Object) []reconcile.Request {
+	var list clusterv1beta1.PlacementDecisionList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		d := &list.Items[i]
+		for _, cd := range d.Status.Decisions {
+			if cd.ClusterName == o.GetName() {
+				out = append(out, r.boundToPlacement(ctx, d)...)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // rootOf maps a Policy to its root: a replica to the root its label names, a
 // root to itself.

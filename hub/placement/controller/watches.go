@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"flotilla.dev/flotilla/hub/placement/scheduling"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // clusterHandler enqueues, for a cluster event, the placements the change may
@@ -70,7 +71,7 @@ func (r *Reconciler) labelSetKeys(ctx context.Context) (map[string]bool, error) 
 }
 
 // schedulingFieldsChanged passes cluster events that can change a decision: create,
-// delete, and updates of labels, claims, taints, allocatable or deletion.
+// delete, and updates of labels, claims, taints, allocatable, acceptance or deletion.
 func schedulingFieldsChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
@@ -82,6 +83,7 @@ func schedulingFieldsChanged() predicate.Predicate {
 			!reflect.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
 			!reflect.DeepEqual(o.Status.ClusterClaims, n.Status.ClusterClaims) ||
 			!reflect.DeepEqual(o.Status.Allocatable, n.Status.Allocatable) ||
+			ocm.Accepted(o) != ocm.Accepted(n) ||
 			(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 	}}
 }

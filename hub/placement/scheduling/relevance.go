@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // MayAffect reports whether a change of one cluster from old to new can change
@@ -15,7 +17,8 @@ import (
 // label-selector ManagedClusterSets select on (a change there can move the
 // cluster between sets). old or new nil (created, deleted) is always relevant.
 func MayAffect(p *clusterv1beta1.Placement, old, new *clusterv1.ManagedCluster, setKeys map[string]bool) bool {
-	if old == nil || new == nil || (old.DeletionTimestamp == nil) != (new.DeletionTimestamp == nil) {
+	if old == nil || new == nil || (old.DeletionTimestamp == nil) != (new.DeletionTimestamp == nil) ||
+		ocm.Accepted(old) != ocm.Accepted(new) {
 		return true
 	}
 	if !reflect.DeepEqual(old.Spec.Taints, new.Spec.Taints) {

@@ -29,6 +29,8 @@ func TestMayAffect(t *testing.T) {
 	moved := with(func(c *clusterv1.ManagedCluster) { c.Labels["cluster.open-cluster-management.io/clusterset"] = "other" })
 	alloc := with(func(c *clusterv1.ManagedCluster) { c.Status.Allocatable = nil })
 	annotated := with(func(c *clusterv1.ManagedCluster) { c.Annotations = map[string]string{"a": "b"} })
+	pending := with(func(c *clusterv1.ManagedCluster) { c.Spec.HubAcceptsClient, c.Status.Conditions = false, nil })
+	denied := with(func(c *clusterv1.ManagedCluster) { c.Spec.HubAcceptsClient = false })
 
 	byEnv := st.Placement("p", ns).Labels(map[string]string{"env": "prod"}).Obj()
 	byClaim := st.Placement("p", ns).Claim("region", "eu").Obj()
@@ -61,6 +63,8 @@ func TestMayAffect(t *testing.T) {
 		{"decision group key", grouped, base, zone, nil, true},
 		{"allocatable with CPU prioritizer", byCPU, base, alloc, nil, true},
 		{"allocatable without", byEnv, base, alloc, nil, false},
+		{"accepted (the hub granted its rights)", byEnv, pending, base, nil, true},
+		{"denied", byEnv, base, denied, nil, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

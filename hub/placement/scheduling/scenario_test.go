@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/yaml"
@@ -27,6 +29,9 @@ type scenario struct {
 		Clusters []clusterv1.ManagedCluster `json:"clusters"`
 		// Counts are other placements' decisions per cluster (Balance).
 		Counts map[string]int `json:"counts"`
+		// Pending are the clusters of the step the hub has not accepted (a
+		// join nobody accepted yet, or a deny); every other one is accepted.
+		Pending []string `json:"pending"`
 	} `json:"steps"`
 }
 
@@ -56,6 +61,11 @@ func TestScenarios(t *testing.T) {
 					}
 					if _, ok := c.Labels["cluster.open-cluster-management.io/clusterset"]; !ok {
 						c.Labels["cluster.open-cluster-management.io/clusterset"] = "default"
+					}
+					if !slices.Contains(step.Pending, c.Name) {
+						c.Spec.HubAcceptsClient = true
+						c.Status.Conditions = append(c.Status.Conditions, metav1.Condition{
+							Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted"})
 					}
 					for k := range c.Spec.Taints {
 						if c.Spec.Taints[k].TimeAdded.IsZero() {

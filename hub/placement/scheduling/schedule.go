@@ -11,7 +11,12 @@ import (
 	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
 	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/balance"
 	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/tainttoleration"
+	"flotilla.dev/flotilla/internal/ocm"
 )
+
+// ReasonNotAccepted counts, in a NoManagedClusterMatched message, the eligible
+// clusters the hub has not accepted (ocm.Accepted): they are never decided.
+const ReasonNotAccepted = "not accepted by the hub (spec.hubAcceptsClient false, or HubAcceptedManagedCluster not True yet)"
 
 // Schedule decides placement p on snap with the default plugins.
 func Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result {
@@ -39,10 +44,16 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 		return res
 	}
 
-	// 3. Filter: some predicate (ORed) must pass entirely, and every filter.
+	// 3. Filter: only clusters the hub accepted (never a pending join or a
+	//    denied cluster, whatever its taints and the tolerations say); then
+	//    some predicate (ORed) must pass entirely, and every filter.
 	var feasible []*framework.ClusterInfo
 	rejected := map[string]int{} // reason -> clusters, for the message
 	for _, c := range eligible {
+		if !ocm.Accepted(c.Cluster) {
+			rejected[ReasonNotAccepted]++
+			continue
+		}
 		st := plan.filter(c)
 		if st.IsSuccess() {
 			if st != nil {

@@ -223,6 +223,42 @@ func TestSchedule(t *testing.T) {
 			reason:    ReasonAllDecisionsScheduled,
 		},
 		{
+			name:      "a pending cluster (nobody accepted it) is never decided, whatever the tolerations",
+			world:     world{clusters: []*clusterv1.ManagedCluster{st.Cluster("c1").Obj(), st.Cluster("joining").Pending().Obj()}},
+			placement: st.Placement("p", ns).Toleration(clusterv1beta1.Toleration{Operator: clusterv1beta1.TolerationOpExists}).Obj(),
+			want:      []string{"c1"},
+			reason:    ReasonAllDecisionsScheduled,
+		},
+		{
+			name: "a denied cluster leaves, even a decided one (Steady)",
+			world: world{clusters: []*clusterv1.ManagedCluster{func() *clusterv1.ManagedCluster {
+				c := st.Cluster("denied").Obj()
+				c.Spec.HubAcceptsClient = false // the hub has not revoked yet: HubAccepted is still True
+				return c
+			}(), st.Cluster("c1").Obj()}, decided: []string{"denied"}},
+			placement: st.Placement("p", ns).Number(1).Obj(),
+			want:      []string{"c1"},
+			reason:    ReasonAllDecisionsScheduled,
+		},
+		{
+			name: "an accepted cluster waits for the hub to grant its rights",
+			world: world{clusters: []*clusterv1.ManagedCluster{func() *clusterv1.ManagedCluster {
+				c := st.Cluster("granting").Pending().Obj()
+				c.Spec.HubAcceptsClient = true
+				return c
+			}()}},
+			placement: st.Placement("p", ns).Obj(),
+			want:      []string{},
+			reason:    ReasonNoManagedClusterMatched,
+		},
+		{
+			name:      "only pending clusters in the bound sets: nothing matches",
+			world:     world{clusters: []*clusterv1.ManagedCluster{st.Cluster("a").Pending().Obj(), st.Cluster("b").Pending().Obj()}},
+			placement: st.Placement("p", ns).Obj(),
+			want:      []string{},
+			reason:    ReasonNoManagedClusterMatched,
+		},
+		{
 			name:      "numberOfClusters ties break by name",
 			world:     world{clusters: clusters("c3", "c1", "c2")},
 			placement: st.Placement("p", ns).Number(2).Obj(),

@@ -117,8 +117,16 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // ensureWebhookGuard registers the hub's fail-closed placeholder webhook
-// configuration unless one (a hub's, or an earlier placeholder) is there.
+// configurations, mutating and validating, unless they (a hub's, or earlier
+// placeholders) are there. The hub then only updates them, by name.
 func ensureWebhookGuard(ctx context.Context, c client.Client, progress io.Writer) error {
+	switch err := c.Create(ctx, webhook.MutatingPlaceholder()); {
+	case err == nil:
+		fmt.Fprintf(progress, "==> registered MutatingWebhookConfiguration %s: new ManagedClusters are tainted unreachable once `flotilla hub` serves\n", webhook.MutatingConfigurationName)
+	case apierrors.IsAlreadyExists(err):
+	default:
+		return fmt.Errorf("register the ManagedCluster mutating webhook placeholder: %w", err)
+	}
 	err := c.Create(ctx, webhook.Placeholder())
 	switch {
 	case err == nil:

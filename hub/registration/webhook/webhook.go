@@ -112,6 +112,12 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if why := ocm.ReservedName(cluster.Name); why != "" {
 			return admission.Denied(fmt.Sprintf("ManagedCluster name %q is reserved: %s (the name becomes a hub namespace and a group in the agent's certificate)", cluster.Name, why))
 		}
+		if !HasNewClusterTaint(cluster.Spec.Taints) {
+			// The mutating webhook adds it; without it a placement could decide
+			// the cluster before the hub has looked at it.
+			return admission.Denied(fmt.Sprintf("ManagedCluster %q must be created with taint %s (effect NoSelect): the hub's mutating webhook %s adds it, and did not (is MutatingWebhookConfiguration %s registered? it is while `flotilla hub` runs)",
+				cluster.Name, clusterv1.ManagedClusterTaintUnreachable, MutatingWebhooks()[0].Name, MutatingConfigurationName))
+		}
 	}
 	if req.Operation == admissionv1.Update && slices.Contains(req.UserInfo.Groups, ocm.ManagedClustersGroup) {
 		if field := agentChange(old, cluster); field != "" {

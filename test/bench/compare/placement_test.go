@@ -98,10 +98,11 @@ func fillFleet(b *testing.B, ctx context.Context, c client.Client) {
 	benchutil.Parallel(b, placementClusters, func(i int) error {
 		name := fmt.Sprintf("cluster-%04d", i)
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}}
+			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
 		if err := c.Create(ctx, mc); err != nil {
 			return err
 		}
+		testenv.SetAccepted(mc) // Flotilla decides accepted clusters only; upstream ignores it
 		cpu := resource.MustParse(fmt.Sprint(2 + i%15))
 		mc.Status.Allocatable = clusterv1.ResourceList{clusterv1.ResourceCPU: cpu}
 		mc.Status.Capacity = clusterv1.ResourceList{clusterv1.ResourceCPU: resource.MustParse("16")}

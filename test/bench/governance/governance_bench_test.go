@@ -76,8 +76,13 @@ func BenchmarkGovernance(b *testing.B) {
 		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			return err
 		}
-		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "fleet"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}})
+		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "fleet"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+		if err := c.Create(ctx, mc); err != nil {
+			return err
+		}
+		testenv.SetAccepted(mc) // placement and the propagator act on accepted clusters only
+		return c.Status().Update(ctx, mc)
 	})
 	must(b, c.Create(ctx, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns},
 		Spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"fleet"}}}))

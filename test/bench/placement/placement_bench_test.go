@@ -80,10 +80,15 @@ func run(b *testing.B, n int) {
 
 	start := time.Now()
 	benchutil.Parallel(b, clusters, func(i int) error {
-		return c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{
+		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{
 			Name:   fmt.Sprintf("cluster-%04d", i),
 			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench", "region": fmt.Sprintf("r%d", i%regions)},
-		}})
+		}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+		if err := c.Create(ctx, mc); err != nil {
+			return err
+		}
+		testenv.SetAccepted(mc) // placement decides accepted clusters only
+		return c.Status().Update(ctx, mc)
 	})
 	if err := c.Create(ctx, &clusterv1beta2.ManagedClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		b.Fatal(err)

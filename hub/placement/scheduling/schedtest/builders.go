@@ -20,10 +20,24 @@ import (
 // ClusterBuilder builds a ManagedCluster.
 type ClusterBuilder struct{ c clusterv1.ManagedCluster }
 
-// Cluster starts a ManagedCluster in the default set.
+// Cluster starts a ManagedCluster in the default set, accepted by the hub
+// (spec.hubAcceptsClient and HubAcceptedManagedCluster=True): the scheduler
+// decides accepted clusters only. Status does not survive a Create: on an
+// apiserver, write it with the status subresource.
 func Cluster(name string) *ClusterBuilder {
 	return &ClusterBuilder{c: clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default"}}}}
+		Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default"}},
+		Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true},
+		Status: clusterv1.ManagedClusterStatus{Conditions: []metav1.Condition{{Type: clusterv1.ManagedClusterConditionHubAccepted,
+			Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted"}}}}}
+}
+
+// Pending makes the cluster one nobody accepted yet: its agent created it with
+// the bootstrap identity (spec.hubAcceptsClient=false, no HubAccepted condition).
+func (b *ClusterBuilder) Pending() *ClusterBuilder {
+	b.c.Spec.HubAcceptsClient = false
+	b.c.Status.Conditions = nil
+	return b
 }
 
 func (b *ClusterBuilder) Label(k, v string) *ClusterBuilder { b.c.Labels[k] = v; return b }

@@ -155,6 +155,16 @@ func TestAddonsWithShippedRBAC(t *testing.T) {
 		assert.False(t, allowed(webhooks(verb, "gatekeeper-validating-webhook-configuration")), "%s another product's webhook configuration", verb)
 	}
 	assert.False(t, allowed(webhooks("deletecollection", "")), "no webhook configurations removed wholesale")
+	mutating := func(verb, name string) authorizationv1.ResourceAttributes {
+		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verb: verb, Name: name}
+	}
+	for _, verb := range []string{"get", "update", "delete"} {
+		assert.True(t, allowed(mutating(verb, hub.WebhookConfigurationName)), "%s its own mutating webhook configuration", verb)
+		assert.False(t, allowed(mutating(verb, "istio-sidecar-injector")), "%s another product's mutating webhook configuration", verb)
+	}
+	assert.False(t, allowed(mutating("list", "")), "mutating webhook configurations are not listed")
+	assert.False(t, allowed(mutating("watch", "")), "nor watched")
+	assert.False(t, allowed(mutating("deletecollection", "")), "nor removed wholesale")
 }
 
 func conditionTrue(conds []metav1.Condition, t string) bool {

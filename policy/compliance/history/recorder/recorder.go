@@ -23,6 +23,7 @@ import (
 
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/propagator"
 )
@@ -231,7 +232,7 @@ func (r *Reconciler) isReplica(ctx context.Context, p *policyv1.Policy) (bool, e
 	// A cluster the hub has not accepted is no cluster of the fleet: anyone
 	// holding the bootstrap credential may create a ManagedCluster named
 	// after a namespace they write Policies in.
-	if !mc.Spec.HubAcceptsClient {
+	if !ocm.Accepted(&mc) {
 		ctrl.LoggerFrom(ctx).Info("not recorded: the replica's cluster is not accepted", "cluster", mc.Name)
 		return false, nil
 	}

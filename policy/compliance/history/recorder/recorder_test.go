@@ -87,6 +87,7 @@ func testRestart(t *testing.T, cluster string, open func() (history.Store, error
 	require.NoError(t, err)
 	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: cluster}}))
 	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: cluster}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}))
+	require.NoError(t, testenv.MarkAccepted(ctx, c, cluster))
 	base := time.Now().Add(-time.Hour).Truncate(time.Second).UTC()
 	entry := func(minutes int, msg string) policyv1.ComplianceHistory {
 		return policyv1.ComplianceHistory{LastTimestamp: metav1.NewTime(base.Add(time.Duration(minutes) * time.Minute)), Message: msg}
@@ -169,6 +170,7 @@ func TestForgedReplicasNotRecorded(t *testing.T) {
 	}
 	for _, mc := range []string{"east", "west"} {
 		require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: mc}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}))
+		require.NoError(t, testenv.MarkAccepted(ctx, c, mc))
 	}
 	// A pending cluster (anyone with the bootstrap credential may create
 	// one) named after a namespace a tenant writes Policies in.

@@ -16,3 +16,13 @@ func Accepted(cluster *clusterv1.ManagedCluster) bool {
 	return cluster != nil && cluster.Spec.HubAcceptsClient &&
 		meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
 }
+
+// AcceptanceChanged reports whether an update of a ManagedCluster changed
+// whether the hub accepts it (Accepted); an object that is not a
+// ManagedCluster counts as a change. Controllers that skip clusters the hub
+// has not accepted watch for it.
+func AcceptanceChanged(old, cur any) bool {
+	o, okOld := old.(*clusterv1.ManagedCluster)
+	c, okNew := cur.(*clusterv1.ManagedCluster)
+	return !okOld || !okNew || Accepted(o) != Accepted(c)
+}

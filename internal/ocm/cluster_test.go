@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 )
@@ -33,4 +34,26 @@ func TestAccepted(t *testing.T) {
 		})
 	}
 	assert.False(t, Accepted(nil), "a cluster that does not exist")
+}
+
+func TestAcceptanceChanged(t *testing.T) {
+	pending := &clusterv1.ManagedCluster{}
+	accepted := &clusterv1.ManagedCluster{Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+	meta.SetStatusCondition(&accepted.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionHubAccepted, Status: metav1.ConditionTrue, Reason: "HubClusterAdminAccepted"})
+	relabelled := accepted.DeepCopy()
+	relabelled.Labels = map[string]string{"env": "prod"}
+	for name, tc := range map[string]struct {
+		old, cur any
+		want     bool
+	}{
+		"accepted":           {pending, accepted, true},
+		"denied":             {accepted, pending, true},
+		"only labels change": {accepted, relabelled, false},
+		"still pending":      {pending, pending.DeepCopy(), false},
+		"not a cluster":      {"x", accepted, true},
+	} {
+		if got := AcceptanceChanged(tc.old, tc.cur); got != tc.want {
+			t.Errorf("%s: AcceptanceChanged = %v, want %v", name, got, tc.want)
+		}
+	}
 }

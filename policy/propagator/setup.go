@@ -129,11 +129,7 @@ var acceptanceChanged = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return true },
 	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		old, okOld := e.ObjectOld.(*clusterv1.ManagedCluster)
-		cur, okNew := e.ObjectNew.(*clusterv1.ManagedCluster)
-		return !okOld || !okNew || ocm.Accepted(old) != ocm.Accepted(cur)
-	},
+	UpdateFunc:  func(e event.UpdateEvent) bool { return ocm.AcceptanceChanged(e.ObjectOld, e.ObjectNew) },
 }
 
 // decidingOn maps a ManagedCluster to the policies bound to the placements

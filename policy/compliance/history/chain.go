@@ -98,36 +98,16 @@ func (b BrokenLink) String() string {
 
 // EventHash is the hash of e (its Seq set) chained to prev, the hash of the
 // event recorded before it in its series ("" for the first). Record computes
-// it; it is exported for bulk loaders (a benchmark's COPY) that write the
-// chain columns themselves.
-func EventHash(prev string, e Event) string { return eventHash(prev, e) }
-
-// FoldHead is the store's head after an event numbered seq with hash was
-// recorded on head (for bulk loaders, as EventHash).
-func FoldHead(head string, seq int64, hash string) string { return foldEvent(head, seq, hash) }
-
-// eventHash is the hash of e (its Seq set) chained to prev.
-func eventHash(prev string, e Event) string {
-	h := sha256.New()
-	field := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	field(prev)
-	field(e.Policy)
-	field(e.Template)
-	field(e.Cluster)
-	field(string(e.State))
-	field(e.Message)
-	field(strconv.FormatInt(e.Time.UTC().UnixMicro(), 10))
-	field(strconv.FormatInt(e.Seq, 10))
-	return hex.EncodeToString(h.Sum(nil))
+// it; bulk loaders (a benchmark's COPY) that write the chain columns
+// themselves call it too.
+func EventHash(prev string, e Event) string {
+	return hex.EncodeToString(sha(prev, e.Policy, e.Template, e.Cluster, string(e.State), e.Message,
+		strconv.FormatInt(e.Time.UTC().UnixMicro(), 10), strconv.FormatInt(e.Seq, 10)))
 }
 
-// foldEvent folds a recorded event's hash into the store's head.
-func foldEvent(head string, seq int64, hash string) string {
+// FoldHead is the store's head after an event numbered seq with hash was
+// recorded on head.
+func FoldHead(head string, seq int64, hash string) string {
 	return hex.EncodeToString(sha(head, strconv.FormatInt(seq, 10), hash))
 }
 
@@ -258,7 +238,7 @@ func (s *sqlStore) Verify(ctx context.Context, heads ...string) (Verification, e
 		switch {
 		case prev != expect:
 			broken(BrokenLink{Key: e.Key(), Seq: e.Seq, Time: e.Time, Reason: "its link is not the hash of the event recorded before it in its series: an event before it was removed or inserted (or this one was)"})
-		case eventHash(prev, e) != hash:
+		case EventHash(prev, e) != hash:
 			broken(BrokenLink{Key: e.Key(), Seq: e.Seq, Time: e.Time, Reason: "its content does not match its hash: it was changed"})
 		}
 		expect = hash
@@ -295,7 +275,7 @@ func (s *sqlStore) Verify(ctx context.Context, heads ...string) (Verification, e
 			rows.Close()
 			return v, fmt.Errorf("%s: verify: read the events: %w", s.name, err)
 		}
-		head, last = foldEvent(head, seq, hash), seq
+		head, last = FoldHead(head, seq, hash), seq
 		found()
 	}
 	rows.Close()

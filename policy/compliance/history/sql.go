@@ -185,7 +185,7 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 			return 0, err
 		}
 		e.Seq = seq + 1
-		hash := eventHash(prev, e)
+		hash := EventHash(prev, e)
 		res, err := insert.ExecContext(ctx, e.Policy, e.Template, e.Cluster, string(e.State), e.Message, us, e.Seq, prev, hash)
 		if err != nil {
 			return 0, fmt.Errorf("%s: record %s/%s on %s: %w", s.name, e.Policy, e.Template, e.Cluster, err)
@@ -197,7 +197,7 @@ func (s *sqlStore) Record(ctx context.Context, events ...Event) (int, error) {
 		if n == 0 {
 			continue // recorded before
 		}
-		seq, head = e.Seq, foldEvent(head, e.Seq, hash)
+		seq, head = e.Seq, FoldHead(head, e.Seq, hash)
 		heads[e.Key()], changed[e.Key()] = hash, true
 		added = append(added, e)
 	}

@@ -7,9 +7,13 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 	"k8s.io/klog/v2"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 
+	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/klusterlet/work"
 )
@@ -62,20 +66,29 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			log := klog.FromContext(ctx).WithValues("cluster", opts.Registration.ClusterName)
 			states := make(chan delivery, 1)
+			cluster := opts.Registration.ClusterName
 			go func() {
-				if err := watchOwnCluster(ctx, hubConfig, opts.Registration.ClusterName, states, log); err != nil {
+				// A watch of the hub that went dead would miss a deny: the
+				// guard starts the watch again, listed afresh.
+				err := watchguard.Run(ctx, log, []watchguard.Probe{ownClusterProbe(hubConfig, cluster)}, func(ctx context.Context) error {
+					return watchOwnCluster(ctx, hubConfig, cluster, states, log)
+				})
+				if err != nil {
 					log.Error(err, "watch the cluster's own ManagedCluster")
 				}
 			}()
 			superviseWork(ctx, states, func(ctx context.Context, cleanupOnly func() bool) error {
-				if err := work.Run(ctx, work.Options{
-					HubConfig:                      hubConfig,
-					SpokeConfig:                    opts.Registration.SpokeConfig,
-					ClusterName:                    opts.Registration.ClusterName,
-					AgentID:                        agentName,
-					StatusSyncInterval:             opts.WorkStatusSyncInterval,
-					AppliedWorkEvictionGracePeriod: opts.AppliedWorkEvictionGracePeriod,
-					CleanupOnly:                    cleanupOnly,
+				probes := workProbes(hubConfig, opts.Registration.SpokeConfig, cluster)
+				if err := watchguard.Run(ctx, log, probes, func(ctx context.Context) error {
+					return work.Run(ctx, work.Options{
+						HubConfig:                      hubConfig,
+						SpokeConfig:                    opts.Registration.SpokeConfig,
+						ClusterName:                    cluster,
+						AgentID:                        agentName,
+						StatusSyncInterval:             opts.WorkStatusSyncInterval,
+						AppliedWorkEvictionGracePeriod: opts.AppliedWorkEvictionGracePeriod,
+						CleanupOnly:                    cleanupOnly,
+					})
 				}); err != nil {
 					return fmt.Errorf("work agent: %w", err)
 				}
@@ -85,4 +98,20 @@ func Run(ctx context.Context, opts Options) error {
 		})
 	}
 	return g.Wait()
+}
+
+// ownClusterProbe follows the cluster's own ManagedCluster on the hub (the one
+// object its credential may watch).
+func ownClusterProbe(hub *rest.Config, cluster string) watchguard.Probe {
+	return watchguard.Probe{Name: "hub", Config: hub, Resource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"),
+		FieldSelector: "metadata.name=" + cluster}
+}
+
+// workProbes follow what the work agent's caches hang on: the cluster's
+// ManifestWorks on the hub and the AppliedManifestWorks on the cluster.
+func workProbes(hub, spoke *rest.Config, cluster string) []watchguard.Probe {
+	return []watchguard.Probe{
+		{Name: "hub", Config: hub, Resource: workv1.SchemeGroupVersion.WithResource("manifestworks"), Namespace: cluster},
+		{Name: "cluster", Config: spoke, Resource: workv1.SchemeGroupVersion.WithResource("appliedmanifestworks")},
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
@@ -26,24 +28,34 @@ func RunConfigPolicyAgent(ctx context.Context, o AgentOptions) error {
 	if err := o.defaults(ConfigPolicyName); err != nil {
 		return err
 	}
+	probes := []watchguard.Probe{{Name: "cluster", Config: o.SpokeConfig,
+		Resource: policyv1.GroupVersion.WithResource("configurationpolicies"), Namespace: o.ClusterName}}
 	return runWithCredential(ctx, ConfigPolicyName, o, func(ctx context.Context, _ *rest.Config) error {
-		installed, err := gatekeeperInstalled(ctx, o.SpokeConfig)
-		if err != nil {
-			return err
+		// The engines' caches follow the cluster: a watch that died starts
+		// them again, listed afresh.
+		return watchguard.Run(ctx, o.Log, probes, func(ctx context.Context) error { return runEngines(ctx, o) })
+	})
+}
+
+// runEngines runs the ConfigurationPolicy engine and, without Gatekeeper,
+// the Rego engine, until ctx ends.
+func runEngines(ctx context.Context, o AgentOptions) error {
+	installed, err := gatekeeperInstalled(ctx, o.SpokeConfig)
+	if err != nil {
+		return err
+	}
+	if installed {
+		o.Log.Info("Gatekeeper is installed: it audits the constraints policies deliver")
+	} else {
+		o.Log.Info("no Gatekeeper: running Flotilla's Rego engine on the constraints policies deliver")
+		if _, err := live.Start(ctx, live.Options{Config: o.SpokeConfig, InstallTemplateCRD: true,
+			Log: o.Log.WithName("gatekeeper"), EventSource: ConfigPolicyName}); err != nil {
+			return fmt.Errorf("start the Rego engine: %w", err)
 		}
-		if installed {
-			o.Log.Info("Gatekeeper is installed: it audits the constraints policies deliver")
-		} else {
-			o.Log.Info("no Gatekeeper: running Flotilla's Rego engine on the constraints policies deliver")
-			if _, err := live.Start(ctx, live.Options{Config: o.SpokeConfig, InstallTemplateCRD: true,
-				Log: o.Log.WithName("gatekeeper"), EventSource: ConfigPolicyName}); err != nil {
-				return fmt.Errorf("start the Rego engine: %w", err)
-			}
-		}
-		o.Log.Info("running the ConfigurationPolicy engine", "namespace", o.ClusterName)
-		return configpolicy.Run(ctx, configpolicy.Options{
-			Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ConfigPolicyName,
-		})
+	}
+	o.Log.Info("running the ConfigurationPolicy engine", "namespace", o.ClusterName)
+	return configpolicy.Run(ctx, configpolicy.Options{
+		Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ConfigPolicyName,
 	})
 }
 

@@ -25,6 +25,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -49,7 +50,16 @@ func RunFrameworkAgent(ctx context.Context, o AgentOptions) error {
 		return err
 	}
 	return runWithCredential(ctx, FrameworkName, o, func(ctx context.Context, hubCfg *rest.Config) error {
-		return runFramework(ctx, o, hubCfg)
+		// Its caches follow the replicas on both sides: a watch that died
+		// on either starts the agent again, listed afresh.
+		policies := policyv1.GroupVersion.WithResource("policies")
+		probes := []watchguard.Probe{
+			{Name: "hub", Config: hubCfg, Resource: policies, Namespace: o.ClusterName},
+			{Name: "cluster", Config: o.SpokeConfig, Resource: policies, Namespace: o.ClusterName},
+		}
+		return watchguard.Run(ctx, o.Log, probes, func(ctx context.Context) error {
+			return runFramework(ctx, o, hubCfg)
+		})
 	})
 }
 
@@ -77,8 +87,8 @@ const maxEventLag = 10 * time.Second
 func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) error {
 	s := scheme.New()
 	ns := o.ClusterName
-	hubCfg = rest.CopyConfig(hubCfg)
-	hubCfg.Timeout = 15 * time.Second
+	// The cache's watches get no client timeout: an http.Client timeout
+	// ends every watch when it runs out. Its writes do.
 	one := cache.Options{Scheme: s, DefaultNamespaces: map[string]cache.Config{ns: {}}}
 	hubC, err := cache.New(hubCfg, one)
 	if err != nil {
@@ -88,6 +98,8 @@ func runFramework(ctx context.Context, o AgentOptions, hubCfg *rest.Config) erro
 	if err != nil {
 		return err
 	}
+	hubCfg = rest.CopyConfig(hubCfg)
+	hubCfg.Timeout = 15 * time.Second
 	hub, err := client.New(hubCfg, client.Options{Scheme: s})
 	if err != nil {
 		return err

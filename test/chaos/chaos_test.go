@@ -71,7 +71,7 @@ const (
 )
 
 // faultKinds are the faults the injector chooses from.
-var faultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd", "addon-agent"}
+var faultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd", "addon-agent", "apiservers"}
 
 type run struct {
 	t        *testing.T
@@ -201,6 +201,9 @@ func TestChaos(t *testing.T) {
 		kind := kinds[r.rng.IntN(len(kinds))]
 		if nodes && len(report.Faults) == 0 && slices.Contains(kinds, "partition") {
 			kind = "partition" // the first: a short run (CI's) has one for sure
+		}
+		if len(report.Faults) == 1 && slices.Contains(kinds, "apiservers") {
+			kind = "apiservers" // the second, so that a short run has one too
 		}
 		if shortCerts && !hubDownAtRotation {
 			// The phase ends in time for the next rotation to fall in an outage.
@@ -433,6 +436,18 @@ func (r *run) fault(kind string) Fault {
 		target, pid = c+"/kube-apiserver", pidOf(st, c, "kube-apiserver")
 	case kind == "hub-etcd":
 		target, pid = "hub/etcd", pidOf(st, "hub", "etcd")
+	case kind == "apiservers":
+		// The hub's apiserver and a cluster's at once, while every agent
+		// holds watches on both: each agent must notice and list afresh.
+		c := r.clusters[r.rng.IntN(len(r.clusters))]
+		target = "hub/kube-apiserver and " + c + "/kube-apiserver"
+		for _, cp := range []string{"hub", c} {
+			p := pidOf(st, cp, "kube-apiserver")
+			require.NotZero(r.t, p, "no kube-apiserver of %s", cp)
+			require.NoError(r.t, syscall.Kill(p, syscall.SIGKILL))
+			require.NoError(r.t, wait.PollUntilContextTimeout(r.ctx, 100*time.Millisecond, time.Minute, true,
+				func(context.Context) (bool, error) { return syscall.Kill(p, 0) != nil, nil }), "%s/kube-apiserver (pid %d) did not die", cp, p)
+		}
 	case kind == "addon-agent":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
 		a := addonAgents[r.rng.IntN(len(addonAgents))]

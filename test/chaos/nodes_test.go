@@ -36,7 +36,7 @@ import (
 
 // nodesFaultKinds are the faults of the nodes mode: the Pod-borne components
 // are killed in their Pods, the control planes as before.
-var nodesFaultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd", "addon-agent", "partition"}
+var nodesFaultKinds = []string{"hub", "klusterlet", "cluster-apiserver", "hub-etcd", "addon-agent", "partition", "apiservers"}
 
 const (
 	// unknownBound is how long the hub may take to mark a partitioned cluster

@@ -1,0 +1,54 @@
+package watchguard
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		e          ending
+		early, est bool
+		want       verdict
+	}{
+		{"ran out its time: open it again", closed, false, true, again},
+		{"ran out its time on the first watch", closed, false, false, again},
+		{"closed early while the agent depended on it: cut", closed, true, true, cutOff},
+		{"closed early before any watch was open: a slow start", closed, true, false, relist},
+		{"could not open, after a watch had been open: cut", openFailed, false, true, cutOff},
+		{"could not open at the start: try again", openFailed, false, false, relist},
+		{"an ERROR event on a live watch: cut", errorEvent, false, true, cutOff},
+		{"410 Gone: list again, nothing missed", expired, false, true, relist},
+		{"410 Gone at the start", expired, false, false, relist},
+		{"silent: dead", quiet, false, true, dead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, decide(tc.e, tc.early, tc.est))
+		})
+	}
+}
+
+func TestEndedEarly(t *testing.T) {
+	for _, tc := range []struct {
+		elapsed, asked time.Duration
+		want           bool
+	}{
+		{5 * time.Minute, 5 * time.Minute, false},
+		{5*time.Minute + time.Second, 5 * time.Minute, false},
+		{4*time.Minute + 40*time.Second, 5 * time.Minute, false}, // within a tenth
+		{4 * time.Minute, 5 * time.Minute, true},
+		{10 * time.Second, 5 * time.Minute, true},
+		{500 * time.Millisecond, time.Second, false}, // at least a second of slack
+		{0, 2 * time.Second, true},
+	} {
+		assert.Equal(t, tc.want, endedEarly(tc.elapsed, tc.asked), "ran %s of %s", tc.elapsed, tc.asked)
+	}
+}
+
+func TestProbeNeedsItsFields(t *testing.T) {
+	_, err := Probe{Name: "hub"}.withDefaults()
+	assert.ErrorContains(t, err, "needs a Name, a Config and a Resource")
+}

@@ -30,4 +30,10 @@
 // dry-run first: an update the apiserver would not change anything with is a
 // match, not a violation; inform uses the same check) and deletes MustNotHave
 // objects. Templates without a name are enforced only with an objectSelector.
+//
+// The runner's files follow its concerns: runner.go (options, start, queue),
+// watch.go (the informers and what they re-queue), reconcile.go (one policy:
+// read, throttle, evaluate, enforce), status.go (status and compliance
+// events), finalize.go (the finalizer and what it removes) and prune.go
+// (pruneObjectBehavior).
 package configpolicy

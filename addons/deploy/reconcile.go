@@ -35,7 +35,9 @@ const (
 	SpecHashAnnotation   = "addon.flotilla.dev/spec-hash"
 )
 
-// Reconcile follows the skeleton: get, finalizer, phases, status.
+// Reconcile follows the skeleton: get, finalizer, then the phases configs,
+// registration and manifests, each recording facts, and status computed from
+// them.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mca addonv1alpha1.ManagedClusterAddOn
 	if err := r.Get(ctx, req.NamespacedName, &mca); err != nil {
@@ -73,61 +75,107 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
-	opts := addon.Options()
+	p := &pass{mca: &mca, cluster: &cluster, cma: cma, addon: addon, opts: addon.Options()}
+	p.facts = Facts{Generation: mca.Generation, Registration: p.opts.Registration, Health: p.opts.HealthMode(), Probe: p.opts.Health.Probe}
 	before := mca.Status.DeepCopy()
-	facts := Facts{Generation: mca.Generation, Registration: opts.Registration, Health: opts.HealthMode(), Probe: opts.Health.Probe}
-	var errs []error
-
-	// Phase: configs (the desired ones addons/install set) and install namespace.
-	cfg, err := r.resolveConfigs(ctx, &mca)
-	facts.Pending = cfg.pending
-	if err != nil {
-		facts.Pending = err.Error()
+	r.configs(ctx, p)
+	r.registration(ctx, p)
+	r.manifests(ctx, p)
+	p.status()
+	if !reflect.DeepEqual(before, &mca.Status) {
+		if err := r.Status().Update(ctx, &mca); err != nil && !apierrors.IsConflict(err) {
+			p.errs = append(p.errs, err)
+		}
 	}
-	render := err == nil && cfg.pending == ""
-	if render || mca.Status.Namespace == "" {
+	return ctrl.Result{}, errors.Join(p.errs...)
+}
+
+// pass is one reconcile of a ManagedClusterAddOn: what its phases read, the
+// facts they record for the conditions, and their errors. The phases run in
+// order and write only mca.Status and the objects they own.
+type pass struct {
+	mca     *addonv1alpha1.ManagedClusterAddOn
+	cluster *clusterv1.ManagedCluster
+	cma     *addonv1alpha1.ClusterManagementAddOn // nil when there is none
+	addon   framework.Addon
+	opts    framework.Options
+	facts   Facts
+	errs    []error
+	// cfg and render: the resolved configs, and whether the manifests may be
+	// rendered with them (configs phase).
+	cfg    resolved
+	render bool
+	// works: the deploy works as they are now, and the error of writing
+	// them (manifests phase).
+	works    []*workv1.ManifestWork
+	worksErr error
+}
+
+// configs is the configs phase: the desired configs addons/install set, the
+// install namespace, and what the status publishes of them.
+func (r *Reconciler) configs(ctx context.Context, p *pass) {
+	mca := p.mca
+	cfg, err := r.resolveConfigs(ctx, mca)
+	p.cfg = cfg
+	p.facts.Pending = cfg.pending
+	if err != nil {
+		p.facts.Pending = err.Error()
+	}
+	p.render = err == nil && cfg.pending == ""
+	if p.render || mca.Status.Namespace == "" {
 		mca.Status.Namespace = firstOf(cfg.installNamespace, mca.Spec.InstallNamespace, ocm.DefaultAddonInstallNamespace)
 	}
 	mca.Status.SupportedConfigs = nil
-	if cma != nil {
-		for _, sc := range cma.Spec.SupportedConfigs {
+	if p.cma != nil {
+		for _, sc := range p.cma.Spec.SupportedConfigs {
 			mca.Status.SupportedConfigs = append(mca.Status.SupportedConfigs, sc.ConfigGroupResource)
 		}
 	}
 	mca.Status.RelatedObjects = []addonv1alpha1.ObjectReference{{Group: ocm.AddonGroup, Resource: "clustermanagementaddons", Name: mca.Name}}
-	if facts.Health == framework.HealthLease {
+	if p.facts.Health == framework.HealthLease {
 		mca.Status.HealthCheck = addonv1alpha1.HealthCheck{Mode: addonv1alpha1.HealthCheckModeLease}
 	} else {
 		mca.Status.HealthCheck = addonv1alpha1.HealthCheck{Mode: addonv1alpha1.HealthCheckModeCustomized}
 	}
+}
 
-	// Phase: registration (published subject, granted rights).
-	mca.Status.Registrations = Registrations(mca.Namespace, mca.Name, opts.Registration)
-	if opts.Registration != nil {
-		facts.PermissionErr = r.grant(ctx, &mca, opts.Registration)
-	} else if err := r.revoke(ctx, &mca); err != nil {
-		errs = append(errs, err)
+// registration is the registration phase: the subject the agent's CSR
+// publishes, and its hub rights granted (or taken back without a
+// Registration).
+func (r *Reconciler) registration(ctx context.Context, p *pass) {
+	p.mca.Status.Registrations = Registrations(p.mca.Namespace, p.mca.Name, p.opts.Registration)
+	if p.opts.Registration != nil {
+		p.facts.PermissionErr = r.grant(ctx, p.mca, p.opts.Registration)
+	} else if err := r.revoke(ctx, p.mca); err != nil {
+		p.errs = append(p.errs, err)
 	}
+}
 
-	// Phase: manifests.
-	works, err := r.deliver(ctx, &mca, &cluster, addon, opts, cfg, render)
+// manifests is the manifests phase: the deploy works rendered and written.
+// A render error is a fact for the conditions; any other is the pass's.
+func (r *Reconciler) manifests(ctx context.Context, p *pass) {
+	works, err := r.deliver(ctx, p.mca, p.cluster, p.addon, p.opts, p.cfg, p.render)
+	p.works, p.worksErr = works, err
 	if err != nil {
 		var re renderError
 		if errors.As(err, &re) {
-			facts.RenderErr = re.err
+			p.facts.RenderErr = re.err
 		} else {
-			errs = append(errs, err)
+			p.errs = append(p.errs, err)
 		}
 	}
-	facts.Works = works
+	p.facts.Works = works
+}
 
-	// Status.
-	facts.Existing = mca.Status.Conditions
-	mca.Status.Conditions = Merge(mca.Status.Conditions, Conditions(facts))
-	if err == nil && facts.RenderErr == nil && Reflects(works, cfg.hash) &&
+// status computes the conditions from the facts, and marks the configs
+// applied once the works carrying them are applied and the agent is
+// Available.
+func (p *pass) status() {
+	mca := p.mca
+	p.facts.Existing = mca.Status.Conditions
+	mca.Status.Conditions = Merge(mca.Status.Conditions, Conditions(p.facts))
+	if p.worksErr == nil && p.facts.RenderErr == nil && Reflects(p.works, p.cfg.hash) &&
 		meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable) {
-		// The works carrying the desired configs are applied and the agent is
-		// Available: the configs are applied.
 		for i := range mca.Status.ConfigReferences {
 			ref := &mca.Status.ConfigReferences[i]
 			if ref.DesiredConfig != nil {
@@ -135,12 +183,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	if !reflect.DeepEqual(before, &mca.Status) {
-		if err := r.Status().Update(ctx, &mca); err != nil && !apierrors.IsConflict(err) {
-			errs = append(errs, err)
-		}
-	}
-	return ctrl.Result{}, errors.Join(errs...)
 }
 
 // Registrations is what a ManagedClusterAddOn publishes for its agent's CSR.

@@ -47,7 +47,7 @@ func newGetWorksCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printWork(cmd.OutOrStdout(), output, w)
+				return ops.PrintWork(cmd.OutOrStdout(), output, w)
 			}
 			if cluster != "" {
 				clusters = append(clusters, cluster)
@@ -56,7 +56,7 @@ func newGetWorksCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printWorks(cmd.OutOrStdout(), output, works, time.Now())
+			return ops.PrintWorks(cmd.OutOrStdout(), output, works, time.Now())
 		},
 	}
 	f := cmd.Flags()

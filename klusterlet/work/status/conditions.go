@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/klusterlet/work/rules"
 )
 
@@ -33,7 +34,7 @@ const (
 	// ConditionConflict (per manifest and per work) says a manifest's object
 	// is also in another ManifestWork with different content; Flotilla's own
 	// (OCM lets such works overwrite each other).
-	ConditionConflict = "Conflict"
+	ConditionConflict = ocm.WorkConditionConflict
 	// ReasonManifestConflict is the reason of Conflict=True and of the
 	// Applied=False of the manifest that is not applied because of it.
 	ReasonManifestConflict = "ManifestConflict"

@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"fmt"
@@ -11,12 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/printer"
 )
 
-// printWorks prints works with the columns CLUSTER NAME MANIFESTS APPLIED
+// PrintWorks prints works with the columns CLUSTER NAME MANIFESTS APPLIED
 // AVAILABLE AGE, or the list as JSON/YAML.
-func printWorks(w io.Writer, format string, works []workv1.ManifestWork, now time.Time) error {
+func PrintWorks(w io.Writer, format string, works []workv1.ManifestWork, now time.Time) error {
 	list := &workv1.ManifestWorkList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: works}
 	for i := range list.Items {
 		list.Items[i].APIVersion, list.Items[i].Kind = workv1.GroupVersion.String(), "ManifestWork"
@@ -33,14 +34,10 @@ func printWorks(w io.Writer, format string, works []workv1.ManifestWork, now tim
 	})
 }
 
-// conditionConflict is the agent's Conflict condition (klusterlet/work/status):
-// the object is also in another work with different content.
-const conditionConflict = "Conflict"
-
-// printWork shows one work: its conditions, then one row per manifest with its
+// PrintWork shows one work: its conditions, then one row per manifest with its
 // conditions, feedback values and, when something is wrong (a condition not
 // True, else a conflict with another work), the message.
-func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
+func PrintWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 	wk = wk.DeepCopy()
 	wk.APIVersion, wk.Kind = workv1.GroupVersion.String(), "ManifestWork"
 	wk.ManagedFields = nil
@@ -55,8 +52,8 @@ func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 			fmt.Fprintf(w, "%-10s Unknown (no status yet: is the cluster's agent running?)\n", typ+":")
 		}
 	}
-	if c := meta.FindStatusCondition(wk.Status.Conditions, conditionConflict); c != nil && c.Status == metav1.ConditionTrue {
-		fmt.Fprintf(w, "%-10s %s (%s) %s\n", conditionConflict+":", c.Status, c.Reason, c.Message)
+	if c := meta.FindStatusCondition(wk.Status.Conditions, ocm.WorkConditionConflict); c != nil && c.Status == metav1.ConditionTrue {
+		fmt.Fprintf(w, "%-10s %s (%s) %s\n", ocm.WorkConditionConflict+":", c.Status, c.Reason, c.Message)
 	}
 	fmt.Fprintln(w)
 	rows := printer.Rows{Header: []string{"#", "KIND", "NAMESPACE", "NAME", "APPLIED", "AVAILABLE", "FEEDBACK", "MESSAGE"}}
@@ -69,7 +66,7 @@ func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 				break
 			}
 		}
-		if c := meta.FindStatusCondition(m.Conditions, conditionConflict); msg == "" && c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(m.Conditions, ocm.WorkConditionConflict); msg == "" && c != nil && c.Status == metav1.ConditionTrue {
 			msg = c.Message
 		}
 		rows.Add(fmt.Sprint(rm.Ordinal), rm.Kind, rm.Namespace, rm.Name,
@@ -79,6 +76,7 @@ func printWork(w io.Writer, format string, wk *workv1.ManifestWork) error {
 	return printer.WriteTable(w, rows)
 }
 
+// condStatus is a condition's status, Unknown when it is not there.
 func condStatus(conds []metav1.Condition, typ string) string {
 	if c := meta.FindStatusCondition(conds, typ); c != nil {
 		return string(c.Status)
@@ -86,6 +84,7 @@ func condStatus(conds []metav1.Condition, typ string) string {
 	return "Unknown"
 }
 
+// feedback is a manifest's feedback values as name=value, comma-separated.
 func feedback(values []workv1.FeedbackValue) string {
 	var parts []string
 	for _, v := range values {
@@ -105,6 +104,7 @@ func feedback(values []workv1.FeedbackValue) string {
 	return strings.Join(parts, ",")
 }
 
+// age is how long ago t was, as kubectl says it.
 func age(t metav1.Time, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"

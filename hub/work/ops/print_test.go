@@ -1,4 +1,4 @@
-package main
+package ops
 
 import (
 	"bytes"
@@ -56,7 +56,7 @@ func sampleWorks() []workv1.ManifestWork {
 
 func TestPrintWorksTable(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, printWorks(&out, "table", sampleWorks(), worksNow))
+	require.NoError(t, PrintWorks(&out, "table", sampleWorks(), worksNow))
 	want := "" +
 		"CLUSTER    NAME   MANIFESTS   APPLIED   AVAILABLE   AGE\n" +
 		"cluster1   web    3           True      True        3m\n" +
@@ -67,7 +67,7 @@ func TestPrintWorksTable(t *testing.T) {
 func TestPrintWorksJSONAndYAML(t *testing.T) {
 	for _, format := range []string{"json", "yaml"} {
 		var out bytes.Buffer
-		require.NoError(t, printWorks(&out, format, sampleWorks(), worksNow))
+		require.NoError(t, PrintWorks(&out, format, sampleWorks(), worksNow))
 		got := &workv1.ManifestWorkList{}
 		if format == "json" {
 			require.NoError(t, json.Unmarshal(out.Bytes(), got))
@@ -83,7 +83,7 @@ func TestPrintWorksJSONAndYAML(t *testing.T) {
 func TestPrintWork(t *testing.T) {
 	w := sampleWorks()[0]
 	var out bytes.Buffer
-	require.NoError(t, printWork(&out, "table", &w))
+	require.NoError(t, PrintWork(&out, "table", &w))
 	want := "" +
 		"Work:      web\n" +
 		"Cluster:   cluster1\n" +
@@ -105,17 +105,17 @@ func TestPrintWork(t *testing.T) {
 	kept.Status.ResourceStatus.Manifests[0].Conditions = append(kept.Status.ResourceStatus.Manifests[0].Conditions,
 		metav1.Condition{Type: "Conflict", Status: metav1.ConditionTrue, Reason: "ManifestConflict", Message: "Namespace web is also in ManifestWork cluster1/other"})
 	out.Reset()
-	require.NoError(t, printWork(&out, "table", &kept))
+	require.NoError(t, PrintWork(&out, "table", &kept))
 	assert.Contains(t, out.String(), "Conflict:  True (ManifestConflict) 1 of 3 manifests are also in another ManifestWork")
 	assert.Regexp(t, `(?m)^0 +Namespace +web +True +True +Namespace web is also in ManifestWork cluster1/other$`, trimLines(out.String()))
 
 	w2 := sampleWorks()[1]
 	out.Reset()
-	require.NoError(t, printWork(&out, "table", &w2))
+	require.NoError(t, PrintWork(&out, "table", &w2))
 	assert.Contains(t, out.String(), "Applied:   Unknown (no status yet: is the cluster's agent running?)")
 
 	out.Reset()
-	require.NoError(t, printWork(&out, "yaml", &w))
+	require.NoError(t, PrintWork(&out, "yaml", &w))
 	got := &workv1.ManifestWork{}
 	require.NoError(t, yaml.Unmarshal(out.Bytes(), got))
 	assert.Equal(t, "web", got.Name)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -15,6 +14,7 @@ import (
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/tolerant"
 )
 
@@ -56,9 +56,7 @@ func deliveryFor(mc *clusterv1.ManagedCluster) delivery {
 		return deliverNothing
 	case mc.DeletionTimestamp != nil:
 		return deliverCleanup
-	case !mc.Spec.HubAcceptsClient:
-		return deliverNothing
-	case !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted):
+	case !ocm.Accepted(mc):
 		return deliverNothing
 	default:
 		return deliverAll

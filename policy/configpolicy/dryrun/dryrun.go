@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
@@ -144,11 +147,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		held, err := evaluate.NewObjects(objs...)
+		held, err := evaluate.NewObjects(withDefaultNamespace(objs)...)
 		if err != nil {
 			return nil, fmt.Errorf("objects: %w", err)
 		}
-		cluster, objects = held, held.All()
+		// Gatekeeper audits the objects given, as gator does: no
+		// namespace default of ours among them.
+		cluster, objects = held, withoutAddedDefault(held.All(), objs)
 	}
 	rep := &Report{Warnings: warnings}
 	if len(in.Templates)+len(in.Constraints) > 0 {
@@ -242,4 +247,35 @@ func audit(ctx context.Context, templates, constraints, objects []*unstructured.
 		})
 	}
 	return out, nil
+}
+
+// withDefaultNamespace adds Namespace default (labelled as the apiserver
+// labels it) to objs unless they hold it:
+// every cluster has it, and an input object without a namespace is put in it,
+// so a namespaceSelector sees it even when the input names no Namespace (as
+// upstream's dryrun does).
+func withDefaultNamespace(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if slices.ContainsFunc(objs, isDefaultNamespace) {
+		return objs
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(metav1.NamespaceDefault)
+	// The label the apiserver puts on every namespace.
+	ns.SetLabels(map[string]string{corev1.LabelMetadataName: metav1.NamespaceDefault})
+	return append(slices.Clone(objs), ns)
+}
+
+// withoutAddedDefault drops from all the Namespace default that
+// withDefaultNamespace added to given (none when given held it).
+func withoutAddedDefault(all, given []*unstructured.Unstructured) []*unstructured.Unstructured {
+	if slices.ContainsFunc(given, isDefaultNamespace) {
+		return all
+	}
+	return slices.DeleteFunc(slices.Clone(all), isDefaultNamespace)
+}
+
+func isDefaultNamespace(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" && o.GetName() == metav1.NamespaceDefault
 }

@@ -70,7 +70,7 @@ func (b *csrBuilder) condition(c certificatesv1.RequestConditionType) *csrBuilde
 	return b
 }
 func (b *csrBuilder) uid(u string) *csrBuilder { b.obj.UID = types.UID(u); return b }
-func (b *csrBuilder) renewal() *csrBuilder { b.obj.Spec.Username = b.sub.CommonName; return b }
+func (b *csrBuilder) renewal() *csrBuilder     { b.obj.Spec.Username = b.sub.CommonName; return b }
 
 func (b *csrBuilder) Obj() *certificatesv1.CertificateSigningRequest {
 	if b.raw != nil {
@@ -143,7 +143,9 @@ func TestValidateParsesIdentity(t *testing.T) {
 // clusterFacts builds the ClusterFacts of the auto-approve table.
 type clusterFacts struct{ f ClusterFacts }
 
-func cluster() *clusterFacts { return &clusterFacts{f: ClusterFacts{Found: true, Grace: 5 * time.Minute}} }
+func cluster() *clusterFacts {
+	return &clusterFacts{f: ClusterFacts{Found: true, Grace: 5 * time.Minute}}
+}
 
 // accepted: spec.hubAcceptsClient=true and granted (HubAccepted=True) at `at`.
 func (c *clusterFacts) accepted(at time.Time) *clusterFacts {
@@ -155,8 +157,8 @@ func (c *clusterFacts) hubAccepted(s metav1.ConditionStatus, at time.Time) *clus
 	return c
 }
 func (c *clusterFacts) spec(accepts bool) *clusterFacts { c.f.HubAcceptsClient = accepts; return c }
-func (c *clusterFacts) everGranted() *clusterFacts    { c.f.EverGranted = true; return c }
-func (c *clusterFacts) deleting() *clusterFacts       { c.f.Deleting = true; return c }
+func (c *clusterFacts) everGranted() *clusterFacts      { c.f.EverGranted = true; return c }
+func (c *clusterFacts) deleting() *clusterFacts         { c.f.Deleting = true; return c }
 func (c *clusterFacts) forCSR(uid string) *clusterFacts {
 	c.f.AutoAcceptedFor = uid
 	return c

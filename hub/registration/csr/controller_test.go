@@ -14,7 +14,9 @@ import (
 // only when the cluster may have become what they wait for: created and
 // undecided, or just granted; never on a joined cluster's status writes.
 func TestWakes(t *testing.T) {
-	cond := func(typ string, s metav1.ConditionStatus) metav1.Condition { return metav1.Condition{Type: typ, Status: s} }
+	cond := func(typ string, s metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s}
+	}
 	mc := func(spec bool, conds ...metav1.Condition) *clusterv1.ManagedCluster {
 		return &clusterv1.ManagedCluster{Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: spec},
 			Status: clusterv1.ManagedClusterStatus{Conditions: conds}}

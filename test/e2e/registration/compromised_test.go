@@ -96,8 +96,8 @@ func TestCompromisedClusterCredential(t *testing.T) {
 			"mark itself accepted for a CSR (the auto-approver's annotation)": func(mc *clusterv1.ManagedCluster) {
 				mc.Annotations = map[string]string{csr.AutoAcceptedAnnotation: "any"}
 			},
-			"drop its taints": func(mc *clusterv1.ManagedCluster) { mc.Spec.Taints = nil },
-			"stretch its lease": func(mc *clusterv1.ManagedCluster) { mc.Spec.LeaseDurationSeconds = 86400 },
+			"drop its taints":          func(mc *clusterv1.ManagedCluster) { mc.Spec.Taints = nil },
+			"stretch its lease":        func(mc *clusterv1.ManagedCluster) { mc.Spec.LeaseDurationSeconds = 86400 },
 			"drop the hub's finalizer": func(mc *clusterv1.ManagedCluster) { mc.Finalizers = nil },
 		} {
 			err := updateCluster(cfg, thief, mutate)

@@ -84,6 +84,11 @@ func TestCompromisedClusterCredential(t *testing.T) {
 		forbidden("create an event in the victim's namespace", err)
 	})
 
+	t.Run("every CSR is readable (as upstream: public keys and certificates only)", func(t *testing.T) {
+		_, err := cs.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})
+		assert.NoError(t, err)
+	})
+
 	t.Run("no new ManagedCluster, no deleting another", func(t *testing.T) {
 		_, err := cc.ClusterV1().ManagedClusters().Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "thief-2"}}, metav1.CreateOptions{})
 		forbidden("create another ManagedCluster", err)

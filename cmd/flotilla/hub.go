@@ -70,7 +70,7 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "hub kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
 	f.StringVar(&kctx, "context", "", "kubeconfig context")
-	f.StringVar(&autoUsers, "auto-approve-users", "", "comma-separated requesters whose first CSRs are approved (and clusters accepted) without `flotilla accept`")
+	f.StringVar(&autoUsers, "auto-approve-users", "", "comma-separated requesters whose first CSRs are approved without `flotilla accept`, only for a cluster nobody decided on (the hub accepts it) or one whose lease is stale")
 	f.IntVar(&o.Registration.LeaseGraceMultiplier, "lease-grace-multiplier", 5, "a cluster whose lease is older than this many leaseDurationSeconds becomes Available=Unknown")
 	f.StringVar(&o.Registration.SignerCertFile, "signer-cert", "", "CA certificate of the built-in signer (for hubs whose controller-manager does not sign kube-apiserver-client CSRs)")
 	f.StringVar(&o.Registration.SignerKeyFile, "signer-key", "", "CA private key of the built-in signer")

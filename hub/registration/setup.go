@@ -20,11 +20,14 @@ import (
 
 // Options configures the hub side of registration. Every field documents its default.
 type Options struct {
-	// AutoApproveUsers are requesters whose first CSRs are approved, and whose
-	// clusters are accepted, without an admin. Default: none (double opt-in).
+	// AutoApproveUsers are requesters whose first CSRs are approved without an
+	// admin: for a cluster nobody decided on (the hub accepts it), or for an
+	// accepted cluster whose lease is stale (LeaseGraceMultiplier); never for a
+	// denied cluster nor a live accepted one. Default: none (double opt-in).
 	AutoApproveUsers []string
 	// LeaseGraceMultiplier: a cluster whose lease is older than this many
-	// leaseDurationSeconds becomes Available=Unknown. Default 5.
+	// leaseDurationSeconds becomes Available=Unknown (and, for auto-approve,
+	// stale). Default 5.
 	LeaseGraceMultiplier int
 	// SignerCertFile and SignerKeyFile enable the built-in signer for hubs whose
 	// controller-manager does not sign kubernetes.io/kube-apiserver-client CSRs.
@@ -50,7 +53,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := (&health.Reconciler{Client: c, Reader: mgr.GetAPIReader(), GraceMultiplier: opts.LeaseGraceMultiplier}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	approver := &csr.Reconciler{Client: c, Recorder: mgr.GetEventRecorder("flotilla-csr-approver"), AutoApproveUsers: opts.AutoApproveUsers}
+	approver := &csr.Reconciler{Client: c, Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("flotilla-csr-approver"),
+		AutoApproveUsers: opts.AutoApproveUsers, LeaseGraceMultiplier: opts.LeaseGraceMultiplier}
 	if err := approver.SetupWithManager(mgr); err != nil {
 		return err
 	}

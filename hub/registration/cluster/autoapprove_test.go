@@ -8,19 +8,23 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/csr"
+	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
@@ -92,6 +96,145 @@ func TestAutoApproveNeverOverridesADeny(t *testing.T) {
 		decide(t, csrName)
 		assert.True(t, approvedCSR(t, csrName))
 	})
+}
+
+// TestAutoApproveRule plays out, on a real apiserver, each case of the
+// auto-approve rule for an auto-approve user's first CSR: a live accepted
+// cluster, a denied one and a deleting one are held for an admin (the CSR
+// stays pending, neither approved nor denied, and the event says why); a
+// stale one is approved; a cluster that does not exist yet is waited for.
+func TestAutoApproveRule(t *testing.T) {
+	ctx := context.Background()
+	grantCSRCreate(t, autoJoiner)
+	recorder := events.NewFakeRecorder(100)
+	approver := &csr.Reconciler{Client: admin, Recorder: recorder, AutoApproveUsers: []string{autoJoiner}, LeaseGraceMultiplier: 5}
+	decide := func(t *testing.T, name string) ctrl.Result {
+		t.Helper()
+		res, err := approver.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Name: name}})
+		require.NoError(t, err)
+		return res
+	}
+	// held: decided, the CSR stays pending (no condition at all), the cluster
+	// is unchanged, and the event names why and the admin's way out.
+	held := func(t *testing.T, cluster, csrName, why string) ctrl.Result {
+		t.Helper()
+		before := getCluster(t, cluster)
+		res := decide(t, csrName)
+		assert.Empty(t, csrConditions(t, csrName), "a held CSR is neither approved nor denied")
+		after := getCluster(t, cluster)
+		assert.Equal(t, before.Spec.HubAcceptsClient, after.Spec.HubAcceptsClient, "hubAcceptsClient unchanged")
+		assert.Equal(t, before.Annotations[csr.AutoAcceptedAnnotation], after.Annotations[csr.AutoAcceptedAnnotation], "the hub accepted nothing for it")
+		select {
+		case ev := <-recorder.Events:
+			assert.Contains(t, ev, "AutoApproveHeld")
+			assert.Contains(t, ev, why)
+			assert.Contains(t, ev, "flotilla accept --clusters "+cluster+" --force")
+		default:
+			t.Errorf("no event says why CSR %s is held", csrName)
+		}
+		return res
+	}
+	// joined: an accepted cluster, granted, whose lease was renewed at renewed.
+	joined := func(t *testing.T, name string, renewed time.Time) {
+		t.Helper()
+		createAccepted(t, name)
+		reconcile(t, name)
+		setLeaseRenewed(t, name, renewed)
+	}
+
+	t.Run("accepted cluster with a live lease: held until stale", func(t *testing.T) {
+		const name = "live"
+		joined(t, name, time.Now())
+		res := held(t, name, createCSR(t, name), "auto-approve gives no certificate for a live cluster")
+		assert.Positive(t, res.RequeueAfter, "looked at again when the lease would be stale")
+		assert.LessOrEqual(t, res.RequeueAfter, 5*time.Minute)
+	})
+
+	t.Run("accepted cluster whose lease is stale: approved", func(t *testing.T) {
+		const name = "lost-credential"
+		joined(t, name, time.Now().Add(-time.Hour))
+		csrName := createCSR(t, name)
+		decide(t, csrName)
+		assert.True(t, approvedCSR(t, csrName), "a cluster whose agent stopped renewing comes back without an admin")
+	})
+
+	t.Run("accepted cluster without a lease: the clock starts at acceptance", func(t *testing.T) {
+		const name = "never-heard"
+		createAccepted(t, name)
+		reconcile(t, name)
+		require.NoError(t, admin.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: health.LeaseName}}))
+		csrName := createCSR(t, name)
+		held(t, name, csrName, "acceptance without one")
+		// Accepted an hour ago and never heard from since: stale.
+		mc := getCluster(t, name)
+		for i := range mc.Status.Conditions {
+			if mc.Status.Conditions[i].Type == clusterv1.ManagedClusterConditionHubAccepted {
+				mc.Status.Conditions[i].LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour))
+			}
+		}
+		require.NoError(t, admin.Status().Update(ctx, mc))
+		decide(t, csrName)
+		assert.True(t, approvedCSR(t, csrName))
+	})
+
+	t.Run("denied cluster, even with a stale lease: held", func(t *testing.T) {
+		const name = "denied-stale"
+		joined(t, name, time.Now().Add(-time.Hour))
+		mc := getCluster(t, name)
+		mc.Spec.HubAcceptsClient = false
+		require.NoError(t, admin.Update(ctx, mc))
+		reconcile(t, name)
+		res := held(t, name, createCSR(t, name), "auto-approve never overrides a deny")
+		assert.Zero(t, res.RequeueAfter, "a deny does not wear off")
+	})
+
+	t.Run("cluster being deleted: held", func(t *testing.T) {
+		const name = "leaving"
+		joined(t, name, time.Now().Add(-time.Hour))
+		require.NoError(t, admin.Delete(ctx, getCluster(t, name)))
+		require.False(t, getCluster(t, name).DeletionTimestamp.IsZero(), "the finalizer keeps it")
+		held(t, name, createCSR(t, name), "is being deleted")
+	})
+
+	t.Run("no ManagedCluster yet: waits, then the hub accepts it", func(t *testing.T) {
+		const name = "not-yet"
+		csrName := createCSR(t, name)
+		decide(t, csrName)
+		assert.Empty(t, csrConditions(t, csrName), "nothing to approve yet")
+		require.NoError(t, admin.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		t.Cleanup(func() { forceDelete(name) })
+		decide(t, csrName)
+		mc := getCluster(t, name)
+		assert.True(t, mc.Spec.HubAcceptsClient, "nobody decided on it: the hub accepts it")
+		got := &certificatesv1.CertificateSigningRequest{}
+		require.NoError(t, admin.Get(ctx, client.ObjectKey{Name: csrName}, got))
+		assert.Equal(t, string(got.UID), mc.Annotations[csr.AutoAcceptedAnnotation], "for this CSR")
+		reconcile(t, name)
+		decide(t, csrName)
+		assert.True(t, approvedCSR(t, csrName))
+
+		// Now the cluster is joined and live: a second first CSR for it is held.
+		setLeaseRenewed(t, name, time.Now())
+		held(t, name, createCSR(t, name), "auto-approve gives no certificate for a live cluster")
+	})
+}
+
+// setLeaseRenewed sets the renewTime of the cluster's lease (the hub made it
+// at acceptance), as its agent would have renewed it at that time.
+func setLeaseRenewed(t *testing.T, cluster string, at time.Time) {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	require.NoError(t, admin.Get(context.Background(), client.ObjectKey{Namespace: cluster, Name: health.LeaseName}, lease))
+	renewed := metav1.NewMicroTime(at)
+	lease.Spec.RenewTime = &renewed
+	require.NoError(t, admin.Update(context.Background(), lease))
+}
+
+func csrConditions(t *testing.T, name string) []certificatesv1.CertificateSigningRequestCondition {
+	t.Helper()
+	got := &certificatesv1.CertificateSigningRequest{}
+	require.NoError(t, admin.Get(context.Background(), client.ObjectKey{Name: name}, got))
+	return got.Status.Conditions
 }
 
 func forceDelete(name string) {

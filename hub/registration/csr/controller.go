@@ -3,11 +3,14 @@ package csr
 import (
 	"context"
 	"slices"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -20,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -28,9 +32,20 @@ type Reconciler struct {
 	Client client.Client
 	// Recorder records an event on each CSR left pending because a check failed.
 	Recorder events.EventRecorder
-	// AutoApproveUsers: requesters whose first CSRs are approved without an admin
-	// (and whose clusters are then accepted). Default none.
+	// AutoApproveUsers: requesters whose first CSRs are approved without an
+	// admin, for a cluster nobody decided on (which the hub then accepts) or
+	// one whose lease is stale (see autoApprove). Default none.
 	AutoApproveUsers []string
+	// Reader reads an auto-approve user's cluster, its ClusterRole and its
+	// lease past the cache: a cache that stopped delivering must not make a
+	// live cluster's lease look stale. Default: Client.
+	Reader client.Reader
+	// LeaseGraceMultiplier: an accepted cluster whose lease is older than this
+	// many leaseDurationSeconds is stale (the health controller's measure,
+	// health.Grace). Default health.DefaultGraceMultiplier (5).
+	LeaseGraceMultiplier int
+	// Now returns the current time. Default time.Now.
+	Now func() time.Time
 }
 
 // Workers is how many CSRs are decided at once. An approval is one write;
@@ -44,6 +59,9 @@ const clusterIndex = "csr.clusterName"
 
 // SetupWithManager registers the reconciler for CSRs with the cluster-name label.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Reader == nil {
+		r.Reader = mgr.GetAPIReader()
+	}
 	hasLabel := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok
@@ -53,8 +71,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: Workers}).
 		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(hasLabel))
 	if len(r.AutoApproveUsers) > 0 {
-		// An auto-approved first CSR waits for its cluster's RBAC (see
-		// Reconcile); only then is there anything to wait for.
+		// An auto-approve user's first CSR waits for its cluster to exist
+		// and for its RBAC (see Reconcile); only then is there anything to
+		// wait for.
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &certificatesv1.CertificateSigningRequest{}, clusterIndex,
 			func(o client.Object) []string {
 				if name, ok := o.GetLabels()[ocm.ClusterNameLabel]; ok {
@@ -69,16 +88,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
-// waitingOn maps a ManagedCluster the hub has just granted (HubAccepted=True,
-// not yet Joined) to the CSRs waiting for that (awaitsGrant). Its agent writes
-// its status as often as it likes, and anyone who may create CSRs can file
-// thousands under its label: so the CSRs are found through an index, not by
-// reading all of them, and only an auto-approve user's are brought back,
-// which the first pass decides (any other waits for an admin, unchanged).
+// waitingOn maps a ManagedCluster that may have just become what an
+// auto-approve user's first CSR waits for (wakes) to those CSRs (awaitsGrant).
+// Its agent writes its status as often as it likes, and anyone who may create
+// CSRs can file thousands under its label: so the CSRs are found through an
+// index, not by reading all of them, and only an auto-approve user's are
+// brought back (any other waits for an admin, unchanged).
 func (r *Reconciler) waitingOn(ctx context.Context, obj client.Object) []ctrl.Request {
 	mc, ok := obj.(*clusterv1.ManagedCluster)
-	if !ok || !meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted) ||
-		meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) != nil {
+	if !ok || !wakes(mc) {
 		return nil
 	}
 	var list certificatesv1.CertificateSigningRequestList
@@ -95,6 +113,20 @@ func (r *Reconciler) waitingOn(ctx context.Context, obj client.Object) []ctrl.Re
 	return reqs
 }
 
+// wakes: mc is a cluster an auto-approve user's first CSR may be waiting for:
+// one nobody decided on (it has just been created: a CSR filed before it
+// waited for it), or one the hub has just granted (HubAccepted=True, not yet
+// Joined: a CSR the hub accepted it for waited for that). A joined cluster's
+// frequent status writes wake nothing.
+func wakes(mc *clusterv1.ManagedCluster) bool {
+	accepted := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
+	if !mc.Spec.HubAcceptsClient {
+		return accepted == nil
+	}
+	return accepted != nil && accepted.Status == metav1.ConditionTrue &&
+		meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionJoined) == nil
+}
+
 // awaitsGrant: csr may be one an auto-approve user's first CSR left waiting for
 // its cluster's RBAC: undecided, for the signer the hub decides, from an
 // auto-approve user.
@@ -103,7 +135,8 @@ func awaitsGrant(csr *certificatesv1.CertificateSigningRequest, autoApproveUsers
 		slices.Contains(autoApproveUsers, csr.Spec.Username)
 }
 
-// Reconcile: get, evaluate, approve (or record why not).
+// Reconcile: get, gather facts, Evaluate, write the verdict (approve, deny,
+// accept the cluster, or record why the CSR stays pending).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	csr := &certificatesv1.CertificateSigningRequest{}
@@ -113,13 +146,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if Decided(csr) {
 		return ctrl.Result{}, nil
 	}
-	facts := Facts{AutoApproveUsers: r.AutoApproveUsers}
-	if v := Validate(csr); v.Decision == "" && v.Renewal {
-		allowed, err := r.mayRenew(ctx, csr, v.Cluster)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		facts.RequesterMayRenew = allowed
+	facts, cluster, err := r.facts(ctx, csr)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	v := Evaluate(csr, facts)
 	switch v.Decision {
@@ -136,38 +165,105 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		logger.Info("CSR denied", "csr", csr.Name, "check", v.Check, "reason", v.Message)
-		return ctrl.Result{}, nil
 	case Wait:
-		logger.Info("CSR waits for an admin", "csr", csr.Name, "cluster", v.Cluster)
-		return ctrl.Result{}, nil
-	case Approve:
-		if !v.Renewal {
-			// An auto-approve user joins its cluster without a separate accept,
-			// unless the admin turned that cluster away.
-			accepted, granted, err := r.acceptCluster(ctx, v.Cluster)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !accepted {
-				logger.Info("CSR of an auto-approve user waits: the hub admin denied its cluster", "csr", csr.Name, "cluster", v.Cluster)
-				return ctrl.Result{}, nil
-			}
-			if !granted {
-				// Approved once the hub has granted the cluster its RBAC and
-				// lease (HubAccepted=True; the ManagedCluster watch brings the
-				// CSR back), as `accept` does: a certificate signed earlier is
-				// refused by the hub at first, and its agent and work agent
-				// back off (5,000 clusters joining at once retried forbidden
-				// requests by the thousand per second: test/bench/scale).
-				return ctrl.Result{}, nil
-			}
+		logger.Info("CSR waits", "csr", csr.Name, "cluster", v.Cluster, "reason", v.Message)
+		return ctrl.Result{RequeueAfter: v.RetryAfter}, nil
+	case Hold:
+		r.event(csr, corev1.EventTypeWarning, "AutoApproveHeld", v.Message)
+		logger.Info("CSR of an auto-approve user held for an admin", "csr", csr.Name, "cluster", v.Cluster, "reason", v.Message)
+		return ctrl.Result{RequeueAfter: v.RetryAfter}, nil
+	case Accept:
+		// The CSR is approved once the hub has granted the cluster its RBAC
+		// and lease (HubAccepted=True; the ManagedCluster watch brings the CSR
+		// back), as `accept` does: a certificate signed earlier is refused by
+		// the hub at first, and its agent and work agent back off (5,000
+		// clusters joining at once retried forbidden requests by the thousand
+		// per second: test/bench/scale).
+		if err := r.accept(ctx, cluster, csr); err != nil {
+			return ctrl.Result{}, err
 		}
+		logger.Info("cluster accepted for an auto-approve user's first CSR", "csr", csr.Name, "cluster", v.Cluster)
+	case Approve:
 		if err := SetApproved(ctx, r.Client, csr, v.Message); err != nil {
 			return ctrl.Result{}, err
 		}
-		logger.Info("CSR approved", "csr", csr.Name, "cluster", v.Cluster, "renewal", v.Renewal)
+		logger.Info("CSR approved", "csr", csr.Name, "cluster", v.Cluster, "renewal", v.Renewal, "reason", v.Message)
 	}
 	return ctrl.Result{}, nil
+}
+
+// facts gathers what Evaluate needs: for a renewal, may the requester renew;
+// for an auto-approve user's first CSR, its cluster (returned too, for
+// accept).
+func (r *Reconciler) facts(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (Facts, *clusterv1.ManagedCluster, error) {
+	facts := Facts{AutoApproveUsers: r.AutoApproveUsers, Now: r.now()}
+	v := Validate(csr)
+	switch {
+	case v.Decision != "":
+		return facts, nil, nil
+	case v.Renewal:
+		allowed, err := r.mayRenew(ctx, csr, v.Cluster)
+		facts.RequesterMayRenew = allowed
+		return facts, nil, err
+	case slices.Contains(r.AutoApproveUsers, csr.Spec.Username):
+		cf, cluster, err := r.clusterFacts(ctx, v.Cluster)
+		facts.Cluster = cf
+		return facts, cluster, err
+	}
+	return facts, nil, nil
+}
+
+// clusterFacts reads the cluster, its ClusterRole and its lease past the cache.
+func (r *Reconciler) clusterFacts(ctx context.Context, name string) (ClusterFacts, *clusterv1.ManagedCluster, error) {
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	cluster := &clusterv1.ManagedCluster{}
+	if err := reader.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ClusterFacts{}, nil, nil
+		}
+		return ClusterFacts{}, nil, err
+	}
+	f := ClusterFacts{
+		Found: true, Deleting: !cluster.DeletionTimestamp.IsZero(), HubAcceptsClient: cluster.Spec.HubAcceptsClient,
+		HubAccepted:     meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted),
+		AutoAcceptedFor: cluster.Annotations[AutoAcceptedAnnotation],
+		Grace:           health.Grace(r.LeaseGraceMultiplier, cluster),
+	}
+	err := reader.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
+	if client.IgnoreNotFound(err) != nil {
+		return f, nil, err
+	}
+	f.EverGranted = err == nil
+	lease := &coordinationv1.Lease{}
+	err = reader.Get(ctx, client.ObjectKey{Namespace: name, Name: health.LeaseName}, lease)
+	if client.IgnoreNotFound(err) != nil {
+		return f, nil, err
+	}
+	f.LeaseRenewTime = lease.Spec.RenewTime
+	return f, cluster, nil
+}
+
+// accept sets hubAcceptsClient=true and AutoAcceptedAnnotation=csr's UID on
+// the cluster Evaluate judged, in one write that fails if the cluster changed
+// since (an admin's deny in between is never overwritten).
+func (r *Reconciler) accept(ctx context.Context, cluster *clusterv1.ManagedCluster, csr *certificatesv1.CertificateSigningRequest) error {
+	before := cluster.DeepCopy()
+	if cluster.Annotations == nil {
+		cluster.Annotations = map[string]string{}
+	}
+	cluster.Annotations[AutoAcceptedAnnotation] = string(csr.UID)
+	cluster.Spec.HubAcceptsClient = true
+	return r.Client.Patch(ctx, cluster, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 // SetApproved sets the Approved condition on csr through the approval subresource.
@@ -206,45 +302,6 @@ func (r *Reconciler) mayRenew(ctx context.Context, csr *certificatesv1.Certifica
 		return false, err
 	}
 	return sar.Status.Allowed, nil
-}
-
-// acceptCluster sets hubAcceptsClient for an auto-approve user's cluster when
-// nobody has decided on it yet (autoAccept). granted: the hub has already made
-// the cluster's RBAC (HubAccepted=True), so the CSR may be approved now.
-func (r *Reconciler) acceptCluster(ctx context.Context, name string) (accepted, granted bool, err error) {
-	cluster := &clusterv1.ManagedCluster{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: name}, cluster); err != nil {
-		return false, false, err
-	}
-	everGranted := false
-	if !cluster.Spec.HubAcceptsClient {
-		err := r.Client.Get(ctx, client.ObjectKey{Name: ocm.ClusterRoleName(name)}, &rbacv1.ClusterRole{})
-		if client.IgnoreNotFound(err) != nil {
-			return false, false, err
-		}
-		everGranted = err == nil
-	}
-	accepted, granted = autoAccept(cluster, everGranted)
-	if accepted && !cluster.Spec.HubAcceptsClient {
-		cluster.Spec.HubAcceptsClient = true
-		return true, false, r.Client.Update(ctx, cluster)
-	}
-	return accepted, granted, nil
-}
-
-// autoAccept decides what an auto-approve user's first CSR may do with its
-// cluster: accepted, the cluster is accepted or may be (nobody decided on it);
-// granted, the hub has made its RBAC (HubAccepted=True). everGranted: the
-// cluster's ClusterRole exists (the hub accepted it once; a deny keeps it,
-// read-only). Auto-approve never overrides a deny, including one the hub has
-// not applied yet (spec false, HubAccepted still True) and one whose condition
-// the agent dropped from its status.
-func autoAccept(cluster *clusterv1.ManagedCluster, everGranted bool) (accepted, granted bool) {
-	hubAccepted := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted)
-	if cluster.Spec.HubAcceptsClient {
-		return true, hubAccepted != nil && hubAccepted.Status == metav1.ConditionTrue
-	}
-	return hubAccepted == nil && !everGranted, false
 }
 
 func (r *Reconciler) event(csr *certificatesv1.CertificateSigningRequest, kind, reason, msg string) {

@@ -10,36 +10,34 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 )
 
-// TestAutoAccept: auto-approval accepts only a cluster nobody decided on, and
-// approves only once the hub granted it; a deny, even one the hub has not
-// applied yet or whose condition the agent dropped, is never overridden.
-func TestAutoAccept(t *testing.T) {
-	cond := func(s metav1.ConditionStatus) []metav1.Condition {
-		return []metav1.Condition{{Type: clusterv1.ManagedClusterConditionHubAccepted, Status: s}}
+// TestWakes: a ManagedCluster event brings back an auto-approve user's CSRs
+// only when the cluster may have become what they wait for: created and
+// undecided, or just granted; never on a joined cluster's status writes.
+func TestWakes(t *testing.T) {
+	cond := func(typ string, s metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s}
 	}
-	mc := func(spec bool, conds []metav1.Condition) *clusterv1.ManagedCluster {
+	mc := func(spec bool, conds ...metav1.Condition) *clusterv1.ManagedCluster {
 		return &clusterv1.ManagedCluster{Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: spec},
 			Status: clusterv1.ManagedClusterStatus{Conditions: conds}}
 	}
+	accepted := cond(clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionTrue)
 	tests := []struct {
-		name                  string
-		cluster               *clusterv1.ManagedCluster
-		everGranted           bool
-		wantAccept, wantGrant bool
+		name    string
+		cluster *clusterv1.ManagedCluster
+		want    bool
 	}{
-		{"nobody decided: accept, not yet granted", mc(false, nil), false, true, false},
-		{"accepted, not yet granted", mc(true, nil), true, true, false},
-		{"accepted, namespace conflict (False)", mc(true, cond(metav1.ConditionFalse)), false, true, false},
-		{"granted", mc(true, cond(metav1.ConditionTrue)), true, true, true},
-		{"denied", mc(false, cond(metav1.ConditionFalse)), true, false, false},
-		{"deny not yet applied (HubAccepted still True)", mc(false, cond(metav1.ConditionTrue)), true, false, false},
-		{"deny after the agent dropped its condition", mc(false, nil), true, false, false},
+		{"new, nobody decided", mc(false), true},
+		{"accepted, not yet granted", mc(true), false},
+		{"just granted", mc(true, accepted), true},
+		{"granted and joined", mc(true, accepted, cond(clusterv1.ManagedClusterConditionJoined, metav1.ConditionTrue)), false},
+		{"namespace conflict", mc(true, cond(clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionFalse)), false},
+		{"denied", mc(false, cond(clusterv1.ManagedClusterConditionHubAccepted, metav1.ConditionFalse)), false},
+		{"deny not yet applied", mc(false, accepted), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			accepted, granted := autoAccept(tt.cluster, tt.everGranted)
-			assert.Equal(t, tt.wantAccept, accepted, "accepted")
-			assert.Equal(t, tt.wantGrant, granted, "granted")
+			assert.Equal(t, tt.want, wakes(tt.cluster))
 		})
 	}
 }

@@ -80,17 +80,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Now()
 	var requeue time.Duration
 	if accepted := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted); cluster.Spec.HubAcceptsClient && accepted != nil && accepted.Status == metav1.ConditionTrue {
-		// Without a lease the clock starts at acceptance.
-		renewed := accepted.LastTransitionTime.Time
 		lease := &coordinationv1.Lease{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Name, Name: LeaseName}, lease)
-		switch {
-		case err == nil && lease.Spec.RenewTime != nil:
-			renewed = lease.Spec.RenewTime.Time
-		case client.IgnoreNotFound(err) != nil:
+		if client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
-		grace := time.Duration(r.GraceMultiplier) * LeaseDuration(cluster)
+		renewed := LastHeard(lease.Spec.RenewTime, *accepted) // without a lease the clock starts at acceptance
+		grace := Grace(r.GraceMultiplier, cluster)
 		stale, left := LeaseStale(renewed, now, grace)
 		if stale && err == nil {
 			if stored := r.storedRenewal(ctx, cluster.Name, lease, renewed); stored.After(renewed) {

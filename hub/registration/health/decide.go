@@ -26,6 +26,27 @@ func LeaseDuration(cluster *clusterv1.ManagedCluster) time.Duration {
 	return time.Duration(secs) * time.Second
 }
 
+// Grace is how long a cluster's lease may go unrenewed before the hub calls it
+// stale: multiplier x its lease duration (multiplier <= 0 means
+// DefaultGraceMultiplier).
+func Grace(multiplier int, cluster *clusterv1.ManagedCluster) time.Duration {
+	if multiplier <= 0 {
+		multiplier = DefaultGraceMultiplier
+	}
+	return time.Duration(multiplier) * LeaseDuration(cluster)
+}
+
+// LastHeard is when the hub last heard from an accepted cluster: its lease's
+// renewTime, or, without a lease or a renewal, the time the hub accepted it
+// (the HubAcceptedManagedCluster condition's lastTransitionTime): the clock
+// starts at acceptance.
+func LastHeard(renewTime *metav1.MicroTime, accepted metav1.Condition) time.Time {
+	if renewTime != nil {
+		return renewTime.Time
+	}
+	return accepted.LastTransitionTime.Time
+}
+
 // LeaseStale reports whether a lease last renewed at renewed is older than grace
 // at now, and how long until it becomes so when it is not.
 func LeaseStale(renewed, now time.Time, grace time.Duration) (bool, time.Duration) {

@@ -55,3 +55,15 @@ func TestLeaseStale(t *testing.T) {
 	assert.Equal(t, 4*time.Minute, left)
 	assert.Equal(t, 60*time.Second, LeaseDuration(&clusterv1.ManagedCluster{}))
 }
+
+func TestGraceAndLastHeard(t *testing.T) {
+	mc := &clusterv1.ManagedCluster{Spec: clusterv1.ManagedClusterSpec{LeaseDurationSeconds: 10}}
+	assert.Equal(t, 50*time.Second, Grace(5, mc))
+	assert.Equal(t, 50*time.Second, Grace(0, mc), "default multiplier")
+	assert.Equal(t, 3*time.Minute, Grace(3, &clusterv1.ManagedCluster{}), "default lease duration")
+
+	accepted := metav1.Condition{LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
+	renewed := metav1.NewMicroTime(time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC))
+	assert.Equal(t, renewed.Time, LastHeard(&renewed, accepted), "the lease's renewal")
+	assert.Equal(t, accepted.LastTransitionTime.Time, LastHeard(nil, accepted), "no renewal: the clock starts at acceptance")
+}

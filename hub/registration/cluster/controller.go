@@ -219,8 +219,20 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 	// on a busy apiserver were most of an accept: test/bench/registration).
 	// HubAccepted is reported only after all of them succeeded.
 	var g errgroup.Group
-	g.Go(func() error { return applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, true)) })
-	g.Go(func() error { return applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)) })
+	// The ClusterRoleBinding after its ClusterRole: RBAC checks a binding
+	// against the rules of the role it names, and refuses it (NotFound) while
+	// the role is missing, unless its writer is an admin.
+	g.Go(func() error {
+		created, err := applyClusterRoleCreated(ctx, r.Client, rbac.ClusterRole(name, true))
+		if err != nil {
+			return err
+		}
+		bind := func() error { return applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)) }
+		if created {
+			return retry.OnError(bindingSettles, apierrors.IsNotFound, bind)
+		}
+		return bind()
+	})
 	g.Go(leaseWrite(func() error { return applyRoleBinding(ctx, r.Client, rbac.RegistrationRoleBinding(name)) }))
 	g.Go(func() error { return applyRoleBinding(ctx, r.Client, rbac.WorkRoleBinding(name)) })
 	g.Go(leaseWrite(func() error { return ensureLease(ctx, r.Client, name) }))
@@ -228,8 +240,9 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 }
 
 // bindingSettles bounds the retries of a write refused right after the hub
-// bound itself the rights for it: a new RoleBinding takes effect once the
-// apiserver's authorizer has seen it, a moment later (about 2.5 s in all).
+// made what it depends on (a RoleBinding giving the hub the rights for it, a
+// ClusterRole a binding names): RBAC sees a new object once the apiserver's
+// authorizer has, a moment later (about 2.5 s in all).
 var bindingSettles = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 8}
 
 func (r *Reconciler) reader() client.Reader {
@@ -305,15 +318,22 @@ func removeFinalizerAndDelete(ctx context.Context, c client.Client, obj client.O
 }
 
 func applyClusterRole(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) error {
+	_, err := applyClusterRoleCreated(ctx, c, want)
+	return err
+}
+
+// applyClusterRoleCreated is applyClusterRole; created reports that the role
+// did not exist before.
+func applyClusterRoleCreated(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) (created bool, err error) {
 	got := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+	op, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
 		got.Labels, got.Rules = want.Labels, want.Rules
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("clusterrole %s: %w", want.Name, err)
+		return false, fmt.Errorf("clusterrole %s: %w", want.Name, err)
 	}
-	return nil
+	return op == controllerutil.OperationResultCreated, nil
 }
 
 func applyClusterRoleBinding(ctx context.Context, c client.Client, want *rbacv1.ClusterRoleBinding) error {

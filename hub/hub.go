@@ -410,6 +410,9 @@ func webhookCerts(dir, host string) (certDir string, caBundle []byte, cleanup fu
 // the hub's own objects; the two that must see any namespace (is a cluster's
 // namespace someone else's?) and the shared ClusterRoles ask the apiserver.
 // RoleBindings stay whole: an addon's permission binding has no cluster label.
+// The Leases' selector is also what lets a deployed hub list and watch them:
+// RBAC matches a list's metadata.name field selector against resourceNames,
+// and manifests/hub lets the hub read Leases of that name only.
 func cacheOptions() cache.Options {
 	labelled := cache.ByObject{Label: rbac.Labelled()}
 	return cache.Options{

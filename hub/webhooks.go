@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"flotilla.dev/flotilla/hub/addonconversion"
@@ -120,10 +119,7 @@ func registerWebhooks(ctx context.Context, mgr manager.Manager, hooks webhookSet
 		return fmt.Errorf("register mutating webhooks: %w", err)
 	}
 	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: WebhookConfigurationName}}
-	if _, err := controllerutil.CreateOrUpdate(ctx, c, vwc, func() error {
-		vwc.Webhooks = hooks.validating
-		return nil
-	}); err != nil {
+	if err := applyValidating(ctx, c, mgr.GetAPIReader(), vwc, hooks.validating); err != nil {
 		return fmt.Errorf("register webhooks: %w", err)
 	}
 	log.Info("webhooks registered", "url", base, "count", len(hooks.validating), "mutating", len(hooks.mutating))
@@ -162,6 +158,22 @@ func applyMutating(ctx context.Context, c client.Client, reader client.Reader, m
 	}
 	mwc.Webhooks = hooks
 	return c.Update(ctx, mwc)
+}
+
+// applyValidating is applyMutating for the ValidatingWebhookConfiguration:
+// read by name through reader, so the hub holds get, update and delete on
+// its own configuration and create, and no list or watch on any.
+func applyValidating(ctx context.Context, c client.Client, reader client.Reader, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, hooks []admissionregistrationv1.ValidatingWebhook) error {
+	err := reader.Get(ctx, client.ObjectKeyFromObject(vwc), vwc)
+	switch {
+	case apierrors.IsNotFound(err):
+		vwc.Webhooks = hooks
+		return c.Create(ctx, vwc)
+	case err != nil:
+		return err
+	}
+	vwc.Webhooks = hooks
+	return c.Update(ctx, vwc)
 }
 
 func ours(vwc *admissionregistrationv1.ValidatingWebhookConfiguration, base string) bool {

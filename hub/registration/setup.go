@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -45,8 +46,18 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	// The shared ClusterRoles must exist before any RoleBinding refers to them.
 	// They carry no cluster label, so the hub's cache never holds them
 	// (rbac.Labelled): they are read from the apiserver.
+	// `flotilla init` writes them first, as an admin. A hub deployed as Pods
+	// may not change them (RegistrationRole grants lease rights it holds in
+	// cluster namespaces only, and RBAC checks a ClusterRole against the
+	// writer's cluster-wide rights): when they differ from this hub's, it says
+	// so and runs on with them.
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return cluster.EnsureSharedRoles(ctx, readThrough{Client: c, reader: mgr.GetAPIReader()})
+		err := cluster.EnsureSharedRoles(ctx, readThrough{Client: c, reader: mgr.GetAPIReader()})
+		if apierrors.IsForbidden(err) {
+			ctrl.Log.WithName("hub").Error(err, "the shared cluster ClusterRoles differ from this hub's and it may not update them: run `flotilla init` as a cluster admin to update them")
+			return nil
+		}
+		return err
 	})); err != nil {
 		return err
 	}

@@ -14,7 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -198,19 +200,50 @@ func (r *Reconciler) accept(ctx context.Context, name string) error {
 	if !ns.DeletionTimestamp.IsZero() {
 		return fmt.Errorf("namespace %s is still being deleted; retrying", name)
 	}
+	// The hub's own lease rights in the namespace come first: deployed as
+	// Pods it writes Leases only where it bound itself, and it needs them to
+	// create the cluster's Lease and to grant the agent RegistrationRole's
+	// lease rules (RBAC lets it grant only what it holds there).
+	created, err := applyRoleBindingCreated(ctx, r.Client, rbac.HubLeasesRoleBinding(name))
+	if err != nil {
+		return err
+	}
+	leaseWrite := func(write func() error) func() error {
+		if !created {
+			return write
+		}
+		return func() error { return retry.OnError(bindingSettles, apierrors.IsForbidden, write) }
+	}
 	// The cluster's RBAC and lease are independent of each other once its
 	// namespace exists: written at once, not in sequence (five round trips
 	// on a busy apiserver were most of an accept: test/bench/registration).
 	// HubAccepted is reported only after all of them succeeded.
 	var g errgroup.Group
-	g.Go(func() error { return applyClusterRole(ctx, r.Client, rbac.ClusterRole(name, true)) })
-	g.Go(func() error { return applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)) })
-	for _, rb := range []*rbacv1.RoleBinding{rbac.RegistrationRoleBinding(name), rbac.WorkRoleBinding(name)} {
-		g.Go(func() error { return applyRoleBinding(ctx, r.Client, rb) })
-	}
-	g.Go(func() error { return ensureLease(ctx, r.Client, name) })
+	// The ClusterRoleBinding after its ClusterRole: RBAC checks a binding
+	// against the rules of the role it names, and refuses it (NotFound) while
+	// the role is missing, unless its writer is an admin.
+	g.Go(func() error {
+		created, err := applyClusterRoleCreated(ctx, r.Client, rbac.ClusterRole(name, true))
+		if err != nil {
+			return err
+		}
+		bind := func() error { return applyClusterRoleBinding(ctx, r.Client, rbac.ClusterRoleBinding(name)) }
+		if created {
+			return retry.OnError(bindingSettles, apierrors.IsNotFound, bind)
+		}
+		return bind()
+	})
+	g.Go(leaseWrite(func() error { return applyRoleBinding(ctx, r.Client, rbac.RegistrationRoleBinding(name)) }))
+	g.Go(func() error { return applyRoleBinding(ctx, r.Client, rbac.WorkRoleBinding(name)) })
+	g.Go(leaseWrite(func() error { return ensureLease(ctx, r.Client, name) }))
 	return g.Wait()
 }
+
+// bindingSettles bounds the retries of a write refused right after the hub
+// made what it depends on (a RoleBinding giving the hub the rights for it, a
+// ClusterRole a binding names): RBAC sees a new object once the apiserver's
+// authorizer has, a moment later (about 2.5 s in all).
+var bindingSettles = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Steps: 8}
 
 func (r *Reconciler) reader() client.Reader {
 	if r.Reader != nil {
@@ -285,15 +318,22 @@ func removeFinalizerAndDelete(ctx context.Context, c client.Client, obj client.O
 }
 
 func applyClusterRole(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) error {
+	_, err := applyClusterRoleCreated(ctx, c, want)
+	return err
+}
+
+// applyClusterRoleCreated is applyClusterRole; created reports that the role
+// did not exist before.
+func applyClusterRoleCreated(ctx context.Context, c client.Client, want *rbacv1.ClusterRole) (created bool, err error) {
 	got := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: want.Name}}
-	_, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+	op, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
 		got.Labels, got.Rules = want.Labels, want.Rules
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("clusterrole %s: %w", want.Name, err)
+		return false, fmt.Errorf("clusterrole %s: %w", want.Name, err)
 	}
-	return nil
+	return op == controllerutil.OperationResultCreated, nil
 }
 
 func applyClusterRoleBinding(ctx context.Context, c client.Client, want *rbacv1.ClusterRoleBinding) error {
@@ -320,8 +360,15 @@ func applyClusterRoleBinding(ctx context.Context, c client.Client, want *rbacv1.
 }
 
 func applyRoleBinding(ctx context.Context, c client.Client, want *rbacv1.RoleBinding) error {
+	_, err := applyRoleBindingCreated(ctx, c, want)
+	return err
+}
+
+// applyRoleBindingCreated is applyRoleBinding; created reports that the
+// binding did not exist before.
+func applyRoleBindingCreated(ctx context.Context, c client.Client, want *rbacv1.RoleBinding) (created bool, err error) {
 	got := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: want.Name, Namespace: want.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
+	op, err := controllerutil.CreateOrUpdate(ctx, c, got, func() error {
 		if !got.CreationTimestamp.IsZero() && got.RoleRef != want.RoleRef {
 			return fmt.Errorf("has roleRef %s, want %s: delete it to let the hub recreate it", got.RoleRef.Name, want.RoleRef.Name)
 		}
@@ -332,7 +379,7 @@ func applyRoleBinding(ctx context.Context, c client.Client, want *rbacv1.RoleBin
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("rolebinding %s/%s: %w", want.Namespace, want.Name, err)
+		return false, fmt.Errorf("rolebinding %s/%s: %w", want.Namespace, want.Name, err)
 	}
-	return nil
+	return op == controllerutil.OperationResultCreated, nil
 }

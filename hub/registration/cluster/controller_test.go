@@ -122,6 +122,12 @@ func TestDenyAfterAgentDroppedItsCondition(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return agent.Get(ctx, client.ObjectKey{Namespace: name, Name: "managed-cluster-lease"}, lease) == nil && agent.Update(ctx, lease) == nil
 	}, timeout, tick, "the hub created the lease on acceptance, and an accepted agent may renew it")
+	// Its own lease rights in the namespace, bound to its ServiceAccount (inert
+	// here, where manifests/hub was not applied: this hub is an admin).
+	want, hubBinding := rbac.HubLeasesRoleBinding(name), &rbacv1.RoleBinding{}
+	require.NoError(t, admin.Get(ctx, client.ObjectKeyFromObject(want), hubBinding), "the hub binds its lease rights in the cluster namespace")
+	assert.Equal(t, want.RoleRef, hubBinding.RoleRef)
+	assert.Equal(t, want.Subjects, hubBinding.Subjects)
 	// As upstream grants: read and renew, nothing more.
 	err := agent.Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "another-lease"}})
 	require.True(t, apierrors.IsForbidden(err), "an agent may not create leases: %v", err)

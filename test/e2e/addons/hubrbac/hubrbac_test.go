@@ -147,24 +147,24 @@ func TestAddonsWithShippedRBAC(t *testing.T) {
 	assert.False(t, allowed(secret("watch", approve.SignerCANamespace, "")), "no Secret watched")
 	assert.False(t, allowed(secret("get", "kube-system", "")), "no Secret elsewhere")
 	assert.False(t, allowed(secret("create", "kube-system", "")), "no Secret created elsewhere")
-	webhooks := func(verb, name string) authorizationv1.ResourceAttributes {
-		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: verb, Name: name}
+	// Its webhook configurations, validating and mutating: its own by name,
+	// read through the apiserver (no list, no watch, no patch).
+	for resource, other := range map[string]string{
+		"validatingwebhookconfigurations": "gatekeeper-validating-webhook-configuration",
+		"mutatingwebhookconfigurations":   "istio-sidecar-injector",
+	} {
+		webhooks := func(verb, name string) authorizationv1.ResourceAttributes {
+			return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: resource, Verb: verb, Name: name}
+		}
+		for _, verb := range []string{"get", "update", "delete"} {
+			assert.True(t, allowed(webhooks(verb, hub.WebhookConfigurationName)), "%s its own %s", verb, resource)
+			assert.False(t, allowed(webhooks(verb, other)), "%s another product's %s", verb, resource)
+		}
+		assert.False(t, allowed(webhooks("patch", hub.WebhookConfigurationName)), "%s: the hub updates, it never patches", resource)
+		assert.False(t, allowed(webhooks("list", "")), "%s are not listed", resource)
+		assert.False(t, allowed(webhooks("watch", "")), "%s are not watched", resource)
+		assert.False(t, allowed(webhooks("deletecollection", "")), "%s are not removed wholesale", resource)
 	}
-	for _, verb := range []string{"update", "patch", "delete"} {
-		assert.True(t, allowed(webhooks(verb, hub.WebhookConfigurationName)), "%s its own webhook configuration", verb)
-		assert.False(t, allowed(webhooks(verb, "gatekeeper-validating-webhook-configuration")), "%s another product's webhook configuration", verb)
-	}
-	assert.False(t, allowed(webhooks("deletecollection", "")), "no webhook configurations removed wholesale")
-	mutating := func(verb, name string) authorizationv1.ResourceAttributes {
-		return authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verb: verb, Name: name}
-	}
-	for _, verb := range []string{"get", "update", "delete"} {
-		assert.True(t, allowed(mutating(verb, hub.WebhookConfigurationName)), "%s its own mutating webhook configuration", verb)
-		assert.False(t, allowed(mutating(verb, "istio-sidecar-injector")), "%s another product's mutating webhook configuration", verb)
-	}
-	assert.False(t, allowed(mutating("list", "")), "mutating webhook configurations are not listed")
-	assert.False(t, allowed(mutating("watch", "")), "nor watched")
-	assert.False(t, allowed(mutating("deletecollection", "")), "nor removed wholesale")
 }
 
 func conditionTrue(conds []metav1.Condition, t string) bool {

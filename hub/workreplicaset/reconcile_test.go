@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // Unit tests of Reconcile's data-safety rules on a fake client (the read errors

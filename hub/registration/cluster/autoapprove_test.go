@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/csr"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 

@@ -138,7 +138,9 @@ func TestRead(t *testing.T) {
 		{name: "short of the status: in flux", objs: []client.Object{testPlacement(3, true), testDecision("d1", "p-uid", "a")}, found: true,
 			readiness: InFlux, own: 1, clusters: []Cluster{{Name: "a"}}},
 		{name: "get fails", objs: settled, getErr: true, funcs: interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return boom }}},
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return boom
+			}}},
 		{name: "list fails", objs: settled, found: true, listErr: true, funcs: interceptor.Funcs{
 			List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error { return boom }}},
 	}

@@ -22,8 +22,8 @@
 #     only internal/controlplane and manifests, nothing of the rooms);
 #   - hub/registration/{accept,cluster} tests may import klusterlet/registration:
 #     they run the real agent against the hub's registration controllers;
-#   - klusterlet/registration tests may import hub/registration/{csr,signer}: they
-#     have the agent's CSRs approved and signed as the hub does.
+#   - klusterlet/registration tests may import hub/registration/csr: they have
+#     the agent's CSRs approved and signed as the hub does.
 # Every other test import is checked, so a new arrow of that kind fails.
 #
 # With --count, prints instead the number of import arrows (non-test: distinct
@@ -38,6 +38,12 @@
 #   6 apps     cmd/..., hack/..., test/...
 #
 # An arrow from layer a to layer b climbs when b > a. --count -v lists them.
+#
+# With --pairs, prints the rooms that import each other both ways (non-test),
+# one pair a line with an arrow each way as its witness: the domains on one
+# floor are side by side, so a climbing count of 0 can still hide a two-way
+# pair there. Rooms are the top folders, with the hub process (the package hub)
+# apart from the hub libraries (hub/...).
 # This is the order the tree shows: api imports nothing of the module and
 # internal/scheme registers api's types, so api is below internal; the hub
 # process imports addons, so it sits above them.
@@ -47,12 +53,14 @@ cd "$root"
 
 mod=$(go list -m)
 count=false
+pairs=false
 verbose=false
 for a in "$@"; do
 	case "$a" in
 	--count) count=true ;;
+	--pairs) pairs=true ;;
 	-v) verbose=true ;;
-	*) echo "usage: $0 [--count [-v]]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--count [-v] | --pairs]" >&2; exit 2 ;;
 	esac
 done
 
@@ -71,6 +79,14 @@ layer() {
 	addons | addons/*) echo 3 ;;
 	devenv | devenv/*) echo 5 ;;
 	*) echo 6 ;;
+	esac
+}
+
+# room: the top folder; the package hub itself is the room "hub (process)".
+room() {
+	case "$1" in
+	hub) echo "hub(process)" ;;
+	*) echo "${1%%/*}" ;;
 	esac
 }
 
@@ -102,7 +118,7 @@ exemptTest() {
 	case "$i" in test/testenv) return 0 ;; esac
 	case "$p:$i" in
 	hub/registration/accept:klusterlet/registration | hub/registration/cluster:klusterlet/registration) return 0 ;;
-	klusterlet/registration:hub/registration/csr | klusterlet/registration:hub/registration/signer) return 0 ;;
+	klusterlet/registration:hub/registration/csr) return 0 ;;
 	esac
 	return 1
 }
@@ -133,6 +149,23 @@ if $count; then
 		fi
 	done <<<"$all"
 	echo "$n"
+	exit 0
+fi
+
+if $pairs; then
+	declare -A witness=()
+	while read -r kind p i; do
+		[ "$kind" = src ] || continue
+		rp=$(room "$p") ri=$(room "$i")
+		[ "$rp" = "$ri" ] && continue
+		[ -n "${witness["$rp $ri"]:-}" ] || witness["$rp $ri"]="$p -> $i"
+	done <<<"$all"
+	for k in "${!witness[@]}"; do
+		read -r a b <<<"$k"
+		[[ "$a" < "$b" ]] || continue
+		[ -n "${witness["$b $a"]:-}" ] || continue
+		echo "$a <-> $b   (${witness["$a $b"]}; ${witness["$b $a"]})"
+	done | sort
 	exit 0
 fi
 

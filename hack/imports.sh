@@ -38,15 +38,18 @@
 #   6 apps     cmd/..., hack/..., test/...
 #
 # An arrow from layer a to layer b climbs when b > a. --count -v lists them.
+# This is the order the tree shows: api imports nothing of the module and
+# internal/scheme registers api's types, so api is below internal; the hub
+# process imports addons, so it sits above them.
 #
 # With --pairs, prints the rooms that import each other both ways (non-test),
 # one pair a line with an arrow each way as its witness: the domains on one
 # floor are side by side, so a climbing count of 0 can still hide a two-way
 # pair there. Rooms are the top folders, with the hub process (the package hub)
 # apart from the hub libraries (hub/...).
-# This is the order the tree shows: api imports nothing of the module and
-# internal/scheme registers api's types, so api is below internal; the hub
-# process imports addons, so it sits above them.
+#
+# go list sees the default build: the files behind build tags (nodes, chaos,
+# interop, compare) are all under test/, which the rule does not constrain.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -104,9 +104,10 @@ manifests:
 	@hack/manifests.sh
 	@hack/generate-policy-crds.sh
 
-## verify: fail when go.mod/go.sum are not tidy or manifests/crds drift from the api module version in go.mod
+## verify: fail when go.mod/go.sum are not tidy, manifests/crds drift from the api module version in go.mod, or a package breaks the rooms' import rule (hack/imports.sh, docs/structure.md)
 verify:
 	@hack/gomod-tidy.sh --verify
+	@hack/imports.sh
 	@hack/manifests.sh --verify
 	@hack/generate-policy-crds.sh --verify
 

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
@@ -186,14 +187,10 @@ func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) 
 // forwards to the hub.
 const ForwardAction = "ComplianceStateForwarded"
 
-// HistoryLabel marks the compliance events the framework agent forwards to
-// the hub (value "true"), so that the hub's history recorder watches only them.
-const HistoryLabel = "flotilla.dev/compliance-history"
-
 // HubEvents are the compliance events of the replica's templates on the
 // managed cluster (all of them, not only the MaxHistory newest the status
 // keeps), as the framework agent forwards them to the hub: on the hub replica
-// rep, in its cluster namespace, labelled HistoryLabel, at the time the
+// rep, in its cluster namespace, labelled ocm.HistoryLabel, at the time the
 // replica's history shows (whole seconds: lastTimestamp) with the event's
 // microsecond time in eventTime (preciseTime), so that the hub orders
 // transitions within one second. An event's name is a digest of its
@@ -219,7 +216,7 @@ func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState
 		}
 		out = append(out, corev1.Event{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%016x", rep.Name, h.Sum64()), Namespace: rep.Namespace,
-				Labels: map[string]string{HistoryLabel: "true"}},
+				Labels: map[string]string{ocm.HistoryLabel: "true"}},
 			InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy",
 				Namespace: rep.Namespace, Name: rep.Name, UID: rep.UID},
 			Reason: e.Reason, Message: e.Message, Type: typ,

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 func ev(name, reason, msg string, at int, policy string) corev1.Event {
@@ -136,7 +137,7 @@ func TestHubEvents(t *testing.T) {
 			for _, e := range got {
 				assert.Equal(t, "c1", e.Namespace)
 				assert.Equal(t, corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Namespace: "c1", Name: "p.a", UID: "uid-1"}, e.InvolvedObject)
-				assert.Equal(t, "true", e.Labels[HistoryLabel])
+				assert.Equal(t, "true", e.Labels[ocm.HistoryLabel])
 				assert.Equal(t, r, e.Reason)
 				assert.Zero(t, e.LastTimestamp.Nanosecond(), "time in whole seconds, as the replica's history")
 				assert.False(t, names[e.Name], "names are distinct")

@@ -8,7 +8,7 @@
 //     ManagedClusterAddOn (controlled by the ClusterManagementAddOn) in the
 //     namespace of every cluster the listed Placements decide, and removes the
 //     ones it created for clusters no placement decides any more. Decisions
-//     that cannot be trusted yet (hub/workreplicaset.CheckDecisions) remove
+//     that cannot be trusted yet (internal/placementread) remove
 //     nothing. With Manual, users create ManagedClusterAddOns.
 //   - Configs: each ManagedClusterAddOn's desired configs are
 //     framework.DesiredConfigs of the supported defaults, the configs of the

@@ -23,7 +23,7 @@ import (
 
 	"flotilla.dev/flotilla/addons"
 	"flotilla.dev/flotilla/addons/framework"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/testenv"
 )
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"flotilla.dev/flotilla/hub/workreplicaset"
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
+	"flotilla.dev/flotilla/internal/placementread"
 )
 
 // Reconciler carries out install strategies and config rollouts.
@@ -194,41 +193,30 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // placement reads one placement of the strategy and its decisions.
 func (r *Reconciler) placement(ctx context.Context, ps addonv1alpha1.PlacementStrategy) (Placement, error) {
 	out := Placement{PlacementStrategy: ps}
-	var p clusterv1beta1.Placement
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ps.Namespace, Name: ps.Name}, &p); err != nil {
-		if apierrors.IsNotFound(err) {
-			out.Problem = fmt.Sprintf("Placement %s/%s does not exist", ps.Namespace, ps.Name)
-			return out, nil
-		}
-		out.Waiting = "cannot be read: " + err.Error()
-		return out, err
+	d, err := placementread.Read(ctx, r.Client, ps.Namespace, ps.Name)
+	if err != nil && !d.Found {
+		out.Waiting = "cannot be read: " + placementread.Cause(err).Error()
+		return out, placementread.Cause(err)
+	}
+	if !d.Found {
+		out.Problem = fmt.Sprintf("Placement %s/%s does not exist", ps.Namespace, ps.Name)
+		return out, nil
 	}
 	if err := rollout.Validate(ps.RolloutStrategy); err != nil {
 		out.Problem = fmt.Sprintf("Placement %s/%s: %v; nothing new rolls out until it is fixed", ps.Namespace, ps.Name, err)
 		return out, nil
 	}
-	var decisions clusterv1beta1.PlacementDecisionList
-	if err := r.List(ctx, &decisions, client.InNamespace(ps.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: ps.Name}); err != nil {
-		out.Waiting = "decisions cannot be read: " + err.Error()
-		return out, err
+	if err != nil {
+		out.Waiting = "decisions cannot be read: " + placementread.Cause(err).Error()
+		return out, placementread.Cause(err)
 	}
-	readiness, why, own := workreplicaset.CheckDecisions(&p, decisions.Items)
-	if readiness == workreplicaset.DecisionsUnknown {
-		out.Waiting = why
+	if d.Readiness == placementread.Unknown {
+		out.Waiting = d.Reason
 		return out, nil
 	}
-	out.KeepOthers = readiness == workreplicaset.DecisionsInFlux
-	seen := map[string]bool{}
-	for _, d := range own {
-		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
-		for _, cd := range d.Status.Decisions {
-			if seen[cd.ClusterName] {
-				continue
-			}
-			seen[cd.ClusterName] = true
-			out.Clusters = append(out.Clusters, rollout.Cluster{Name: cd.ClusterName, GroupIndex: int32(idx),
-				GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel]})
-		}
+	out.KeepOthers = d.Readiness == placementread.InFlux
+	for _, c := range d.Clusters {
+		out.Clusters = append(out.Clusters, rollout.Cluster{Name: c.Name, GroupIndex: c.GroupIndex, GroupName: c.GroupName})
 	}
 	return out, nil
 }

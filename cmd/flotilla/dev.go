@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"flotilla.dev/flotilla/internal/devenv"
+	"flotilla.dev/flotilla/devenv"
 	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/printer"
 )

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"flotilla.dev/flotilla/internal/devenv"
+	"flotilla.dev/flotilla/devenv"
 )
 
 // newDevPartitionCommand cuts a managed cluster of a --nodes environment off

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/internal/tolerant"
 )
 

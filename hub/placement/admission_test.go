@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // asUser returns a client that impersonates user.

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // A cluster that moves from one PlacementDecision to another (here: it leaves the

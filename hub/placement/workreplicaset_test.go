@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	st "flotilla.dev/flotilla/hub/placement/scheduling/schedtest"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 func configMapManifest(name string) workv1.Manifest {

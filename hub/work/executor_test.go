@@ -16,8 +16,8 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/scheme"
 	work "flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/testenv"
 )
 

@@ -34,8 +34,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"flotilla.dev/flotilla/hub/scheme"
 	work "flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/testenv"
 )
 

@@ -7,7 +7,7 @@
 // Placement is missing, cannot be read, has not scheduled its current spec yet, or
 // its decisions do not add up to its status.numberOfSelectedClusters (being
 // rewritten, or the cache is behind), the works of that ref are kept and looked at
-// again soon (see CheckDecisions). Only removing the ref from spec.placementRefs,
+// again soon (internal/placementread judges the answer). Only removing the ref from spec.placementRefs,
 // or a settled decision without the cluster, removes a work.
 //
 // A decided cluster the hub has not accepted (ocm.Accepted: a pending join, a

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,6 +14,7 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
+	"flotilla.dev/flotilla/internal/placementread"
 )
 
 // Annotations Flotilla keeps on generated works.
@@ -163,11 +163,7 @@ func conditions(gen int64, outs []refOutcome) []metav1.Condition {
 }
 
 // Decided is one cluster a placementRef rolls out to, with its decision group.
-type Decided struct {
-	Name       string
-	GroupIndex int32
-	GroupName  string
-}
+type Decided = placementread.Cluster
 
 // SplitDecisions lists, in decision order, the clusters a placementRef rolls
 // out to from the placement's own decisions. covered holds the clusters an
@@ -177,67 +173,16 @@ type Decided struct {
 // is covered, so a work it has is left as it is until the placement drops it,
 // but it gets no work written.
 func SplitDecisions(own []clusterv1beta1.PlacementDecision, covered, accepted map[string]bool) (decided []Decided, held []string) {
-	for _, d := range own {
-		idx, _ := strconv.Atoi(d.Labels[clusterv1beta1.DecisionGroupIndexLabel])
-		for _, cd := range d.Status.Decisions {
-			if covered[cd.ClusterName] {
-				continue // another placementRef (or page) already covers this cluster
-			}
-			covered[cd.ClusterName] = true
-			if !accepted[cd.ClusterName] {
-				held = append(held, cd.ClusterName)
-				continue
-			}
-			decided = append(decided, Decided{Name: cd.ClusterName, GroupIndex: int32(idx), GroupName: d.Labels[clusterv1beta1.DecisionGroupNameLabel]})
+	for _, c := range placementread.Clusters(own) {
+		if covered[c.Name] {
+			continue // another placementRef already covers this cluster
 		}
-	}
-	return decided, held
-}
-
-// Readiness of a placement's decisions, as seen by the replica set controller.
-type Readiness int
-
-const (
-	// DecisionsReady: the decisions are the placement's current answer.
-	DecisionsReady Readiness = iota
-	// DecisionsInFlux: the placement has answered, but the decisions listed do not
-	// add up to what its status says (its controller is between writes, or the
-	// cache is behind). Roll out to what is listed, delete nothing.
-	DecisionsInFlux
-	// DecisionsUnknown: the placement has not answered for its current spec yet.
-	// Touch nothing.
-	DecisionsUnknown
-)
-
-// CheckDecisions says whether decisions (the PlacementDecisions labelled with p's
-// name) can be trusted as p's current answer, and returns the ones that belong to
-// p: pages controlled by another Placement of the same name (a deleted
-// predecessor, not yet garbage collected) are dropped. why explains anything
-// but DecisionsReady. A placement whose scheduling is disabled
-// (PlacementDisableAnnotation: another scheduler writes its decisions) is trusted
-// as listed.
-func CheckDecisions(p *clusterv1beta1.Placement, decisions []clusterv1beta1.PlacementDecision) (r Readiness, why string, own []clusterv1beta1.PlacementDecision) {
-	for _, d := range decisions {
-		if ref := metav1.GetControllerOf(&d); ref != nil && ref.UID != p.UID {
+		covered[c.Name] = true
+		if !accepted[c.Name] {
+			held = append(held, c.Name)
 			continue
 		}
-		own = append(own, d)
+		decided = append(decided, c)
 	}
-	if _, off := p.Annotations[clusterv1beta1.PlacementDisableAnnotation]; off {
-		return DecisionsReady, "", own
-	}
-	sat := meta.FindStatusCondition(p.Status.Conditions, clusterv1beta1.PlacementConditionSatisfied)
-	if sat == nil || sat.ObservedGeneration != p.Generation {
-		return DecisionsUnknown, "has not published decisions for its current spec yet", own
-	}
-	seen := map[string]bool{}
-	for _, d := range own {
-		for _, cd := range d.Status.Decisions {
-			seen[cd.ClusterName] = true
-		}
-	}
-	if len(seen) != int(p.Status.NumberOfSelectedClusters) {
-		return DecisionsInFlux, fmt.Sprintf("decisions list %d clusters, its status %d: they are being rewritten", len(seen), p.Status.NumberOfSelectedClusters), own
-	}
-	return DecisionsReady, "", own
+	return decided, held
 }

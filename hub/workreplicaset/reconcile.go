@@ -23,6 +23,7 @@ import (
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 	statusfit "flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/placementread"
 )
 
 // Reconcile follows the skeleton: get, finalizer (deletion), compute, write status.
@@ -153,27 +154,25 @@ const (
 func (r *Reconciler) rolloutRef(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, ref workv1alpha1.LocalPlacementReference,
 	hash string, now time.Time, byCluster map[string]*workv1.ManifestWork, wanted map[string]bool) (refOutcome, error) {
 	out := refOutcome{name: ref.Name, groups: map[int32][]string{}, available: map[string]bool{}}
-	var p clusterv1beta1.Placement
-	if err := r.Get(ctx, types.NamespacedName{Namespace: mwrs.Namespace, Name: ref.Name}, &p); err != nil {
-		if apierrors.IsNotFound(err) {
-			out.unknown = "not found in this namespace"
-			return out, nil
-		}
-		out.unknown = "could not be read: " + err.Error()
-		return out, fmt.Errorf("get Placement %s/%s: %w", mwrs.Namespace, ref.Name, err)
-	}
-	out.found = true
-	var decisions clusterv1beta1.PlacementDecisionList
-	if err := r.List(ctx, &decisions, client.InNamespace(mwrs.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: ref.Name}); err != nil {
-		out.unknown = "has decisions that could not be read: " + err.Error()
-		return out, fmt.Errorf("list PlacementDecisions of %s/%s: %w", mwrs.Namespace, ref.Name, err)
-	}
-	readiness, why, own := CheckDecisions(&p, decisions.Items)
-	switch readiness {
-	case DecisionsUnknown:
-		out.unknown = why
+	d, err := placementread.Read(ctx, r.Client, mwrs.Namespace, ref.Name)
+	out.found = d.Found
+	switch {
+	case err != nil && !d.Found:
+		out.unknown = "could not be read: " + placementread.Cause(err).Error()
+		return out, err
+	case err != nil:
+		out.unknown = "has decisions that could not be read: " + placementread.Cause(err).Error()
+		return out, err
+	case !d.Found:
+		out.unknown = "not found in this namespace"
 		return out, nil
-	case DecisionsInFlux:
+	}
+	own := d.Own
+	switch d.Readiness {
+	case placementread.Unknown:
+		out.unknown = d.Reason
+		return out, nil
+	case placementread.InFlux:
 		out.inFlux = true
 	}
 	accepted, err := r.accepted(ctx, own)

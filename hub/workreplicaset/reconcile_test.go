@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // Unit tests of Reconcile's data-safety rules on a fake client (the read errors
@@ -157,44 +157,6 @@ func TestReconcileKeepsWorksWhenDecisionsCannotBeUsed(t *testing.T) {
 			assert.Equal(t, len(tc.works), m.Status.Summary.Total, "kept works are counted")
 			if assert.Len(t, m.Status.PlacementsSummary, 1) {
 				assert.Equal(t, len(tc.works), m.Status.PlacementsSummary[0].Summary.Total, "kept works are counted for the ref")
-			}
-		})
-	}
-}
-
-func TestCheckDecisions(t *testing.T) {
-	disabled := testPlacement(0, false)
-	disabled.Annotations = map[string]string{clusterv1beta1.PlacementDisableAnnotation: "true"}
-	stale := testPlacement(2, true)
-	stale.Generation = 2
-	tests := []struct {
-		name      string
-		p         *clusterv1beta1.Placement
-		decisions []*clusterv1beta1.PlacementDecision
-		want      Readiness
-		own       int
-	}{
-		{"settled", testPlacement(2, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a"), testDecision("d2", "p-uid", "b")}, DecisionsReady, 2},
-		{"pages without an owner are the placement's", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "", "a")}, DecisionsReady, 1},
-		{"a cluster on two pages counts once", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a"), testDecision("d2", "p-uid", "a")}, DecisionsReady, 2},
-		{"one short of the status: in flux", testPlacement(2, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a")}, DecisionsInFlux, 1},
-		{"one more than the status: in flux", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a", "b")}, DecisionsInFlux, 1},
-		{"predecessor's page dropped", testPlacement(1, true), []*clusterv1beta1.PlacementDecision{testDecision("d1", "old", "a"), testDecision("d2", "p-uid", "b")}, DecisionsReady, 1},
-		{"never scheduled: unknown", testPlacement(0, false), nil, DecisionsUnknown, 0},
-		{"spec changed, not rescheduled yet: unknown", stale, []*clusterv1beta1.PlacementDecision{testDecision("d1", "p-uid", "a", "b")}, DecisionsUnknown, 1},
-		{"scheduling disabled: trusted as listed", disabled, []*clusterv1beta1.PlacementDecision{testDecision("d1", "", "a")}, DecisionsReady, 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var ds []clusterv1beta1.PlacementDecision
-			for _, d := range tc.decisions {
-				ds = append(ds, *d)
-			}
-			got, why, own := CheckDecisions(tc.p, ds)
-			assert.Equal(t, tc.want, got, why)
-			assert.Len(t, own, tc.own)
-			if got != DecisionsReady {
-				assert.NotEmpty(t, why)
 			}
 		})
 	}

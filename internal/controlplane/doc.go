@@ -12,4 +12,11 @@
 // and cascade owner references) nor keeps its CA key, nor runs processes that
 // outlive the caller, which `flotilla dev up` needs. This package does those three
 // things and little else.
+//
+// Design: it stays on the ground floor (internal/, docs/structure.md) rather
+// than moving under devenv/ with the environment: it imports only internal/pki,
+// and two applications use it, the dev environment (devenv, devenv/node) and
+// the test harness (test/testenv, which the tests of every room import). Under
+// devenv/ every test would depend on the dev environment's room for an
+// apiserver.
 package controlplane

@@ -33,6 +33,12 @@ const (
 	ClusterGroup = "cluster.open-cluster-management.io"
 )
 
+// HistoryLabel marks the compliance events the governance framework agent
+// forwards to the hub (value "true"), so that the hub's history recorder
+// (policy/compliance/history/recorder) watches only them. Flotilla's, not OCM's;
+// the addon writes it and the recorder selects on it, so it lives here.
+const HistoryLabel = "flotilla.dev/compliance-history"
+
 // ClusterGroupName is the group of a cluster's agent: system:open-cluster-management:<cluster>.
 func ClusterGroupName(cluster string) string { return GroupPrefix + cluster }
 

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/internal/tolerant"
 )
 

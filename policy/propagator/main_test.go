@@ -30,8 +30,8 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 	"flotilla.dev/flotilla/hub/placement"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/propagator"
 	"flotilla.dev/flotilla/test/testenv"
 )

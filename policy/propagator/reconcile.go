@@ -12,15 +12,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
-	"flotilla.dev/flotilla/hub/workreplicaset"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/placementread"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -161,33 +160,22 @@ func (r *Reconciler) inputs(ctx context.Context, root *policyv1.Policy) (Inputs,
 }
 
 func (r *Reconciler) placementState(ctx context.Context, ns, name string) (PlacementState, error) {
-	var p clusterv1beta1.Placement
-	if err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &p); err != nil {
-		if apierrors.IsNotFound(err) {
-			return PlacementState{Missing: true}, nil
-		}
-		return PlacementState{}, fmt.Errorf("get Placement %s/%s: %w", ns, name, err)
+	d, err := placementread.Read(ctx, r.Client, ns, name)
+	if err != nil {
+		return PlacementState{}, err
 	}
-	var decisions clusterv1beta1.PlacementDecisionList
-	if err := r.List(ctx, &decisions, client.InNamespace(ns), client.MatchingLabels{clusterv1beta1.PlacementLabel: name}); err != nil {
-		return PlacementState{}, fmt.Errorf("list PlacementDecisions of %s/%s: %w", ns, name, err)
+	if !d.Found {
+		return PlacementState{Missing: true}, nil
 	}
-	readiness, _, own := workreplicaset.CheckDecisions(&p, decisions.Items)
 	// Unsettled: the placement has not decided for its current spec, or its
 	// decisions span several PlacementDecisions that are being rewritten (a
 	// cluster moving between pages may be missing from both for a moment). One
 	// PlacementDecision is written at once: its list is trusted even while the
 	// Placement's status count lags behind it.
-	st := PlacementState{Unsettled: readiness == workreplicaset.DecisionsUnknown ||
-		readiness == workreplicaset.DecisionsInFlux && len(own) > 1}
-	seen := map[string]bool{}
-	for _, d := range own {
-		for _, cd := range d.Status.Decisions {
-			if !seen[cd.ClusterName] {
-				seen[cd.ClusterName] = true
-				st.Clusters = append(st.Clusters, cd.ClusterName)
-			}
-		}
+	st := PlacementState{Unsettled: d.Readiness == placementread.Unknown ||
+		d.Readiness == placementread.InFlux && len(d.Own) > 1}
+	for _, c := range d.Clusters {
+		st.Clusters = append(st.Clusters, c.Name)
 	}
 	return st, nil
 }

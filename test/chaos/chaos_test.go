@@ -41,7 +41,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
-	"flotilla.dev/flotilla/internal/devenv"
+	"flotilla.dev/flotilla/devenv"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 

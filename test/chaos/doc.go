@@ -1,7 +1,7 @@
 // Package chaos is Flotilla's soak-with-faults harness (`make chaos`,
 // docs/reliability.md).
 //
-// A run starts the local environment (internal/devenv: a hub and managed
+// A run starts the local environment (devenv: a hub and managed
 // clusters as real control planes, `flotilla hub` and one `flotilla klusterlet`
 // per cluster as processes), drives a steady stream of ManifestWork creates,
 // updates and deletes and ManifestWorkReplicaSet rollouts, and meanwhile kills

@@ -21,9 +21,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
+	"flotilla.dev/flotilla/devenv"
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/hub/deploy"
-	"flotilla.dev/flotilla/internal/devenv"
-	"flotilla.dev/flotilla/internal/node"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )

@@ -34,8 +34,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/csr"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // Options configures Accept. Every field documents its default.

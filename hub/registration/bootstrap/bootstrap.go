@@ -26,9 +26,9 @@ import (
 	"flotilla.dev/flotilla/hub/registration/cluster"
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	"flotilla.dev/flotilla/hub/registration/webhook"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/manifests"
 )
 

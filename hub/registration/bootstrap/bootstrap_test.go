@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub/registration/webhook"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/test/testenv"
 )

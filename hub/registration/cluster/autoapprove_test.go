@@ -25,7 +25,7 @@ import (
 
 	"flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/hub/registration/health"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 

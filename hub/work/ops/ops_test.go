@@ -17,8 +17,8 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/hub/work/ops"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/testenv"
 )
 

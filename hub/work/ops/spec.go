@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"flotilla.dev/flotilla/klusterlet/work/rules"
+	"flotilla.dev/flotilla/internal/workrules"
 )
 
 // SpecOptions are the ManifestWork spec fields the CLI sets besides the
@@ -76,7 +76,7 @@ func Spec(manifests []workv1.Manifest, opts SpecOptions) (workv1.ManifestWorkSpe
 			cfg.UpdateStrategy = &s
 		}
 		if opts.WellKnownConditions {
-			for _, c := range rules.WellKnownFor(gvk.GroupKind().String()) {
+			for _, c := range workrules.WellKnownFor(gvk.GroupKind().String()) {
 				cfg.ConditionRules = append(cfg.ConditionRules, workv1.ConditionRule{Type: workv1.WellKnownConditionsType, Condition: c})
 			}
 		}

@@ -2,7 +2,7 @@
 // against its live object and returns the conditions they produce, as OCM's
 // work agent does: type CEL (expressions over the variable `object`, ANDed,
 // with an optional message or messageExpression over `object` and `result`)
-// and type WellKnownConditions (built-in rules per kind, see WellKnown).
+// and type WellKnownConditions (built-in rules per kind, the table in internal/workrules).
 //
 // Every condition a rule produces has a reason starting with "ConditionRule"
 // (ConditionRuleEvaluated, ConditionRuleExpressionError,

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/lru"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"flotilla.dev/flotilla/internal/workrules"
 )
 
 // ReasonPrefix starts the reason of every condition a rule produces.
@@ -110,7 +112,7 @@ func Evaluate(live *unstructured.Unstructured, rs []workv1.ConditionRule) []meta
 	for _, r := range rs {
 		switch r.Type {
 		case workv1.WellKnownConditionsType:
-			known, ok := WellKnown(live.GroupVersionKind().GroupKind().String(), r.Condition)
+			known, ok := workrules.WellKnown(live.GroupVersionKind().GroupKind().String(), r.Condition)
 			if !ok {
 				continue
 			}

@@ -31,7 +31,7 @@ import (
 	"flotilla.dev/flotilla/addons"
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
 )

@@ -39,8 +39,8 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/placement"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/propagator"
 	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"

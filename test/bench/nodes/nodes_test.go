@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"flotilla.dev/flotilla/devenv/host"
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/host"
 	"flotilla.dev/flotilla/internal/image"
-	"flotilla.dev/flotilla/internal/node"
 )
 
 const (

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"flotilla.dev/flotilla/hub/registration/accept"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
-	"flotilla.dev/flotilla/internal/devenv"
+	"flotilla.dev/flotilla/devenv"
 )
 
 var flotilla string

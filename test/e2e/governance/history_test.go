@@ -25,8 +25,8 @@ import (
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
@@ -160,7 +160,7 @@ func TestHistoryFromSpokeEvents(t *testing.T) {
 		if len(want) < 13 { // the twelve and the engine's evaluation
 			return false
 		}
-		l, err := kubernetes.NewForConfigOrDie(env.Hub.Config).CoreV1().Events(cluster).List(ctx, metav1.ListOptions{LabelSelector: governance.HistoryLabel + "=true"})
+		l, err := kubernetes.NewForConfigOrDie(env.Hub.Config).CoreV1().Events(cluster).List(ctx, metav1.ListOptions{LabelSelector: ocm.HistoryLabel + "=true"})
 		n := 0
 		for _, e := range l.Items {
 			if e.InvolvedObject.Name == replica {
@@ -215,7 +215,7 @@ func TestForwardedHistoryIdentity(t *testing.T) {
 
 	at := metav1.NewTime(time.Now().Add(-30 * time.Minute).Truncate(time.Second))
 	event := func(ns, name, replica, reason string) *corev1.Event {
-		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{governance.HistoryLabel: "true"}},
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{ocm.HistoryLabel: "true"}},
 			InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Namespace: ns, Name: replica},
 			Reason:         reason, Message: "NonCompliant; violation - forged", Type: corev1.EventTypeWarning,
 			FirstTimestamp: at, LastTimestamp: at, Count: 1}

@@ -30,8 +30,8 @@ import (
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
-	"flotilla.dev/flotilla/hub/scheme"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/scheme"
 )
 
 // enableAddons runs `flotilla addon enable` for names on cluster1 and waits

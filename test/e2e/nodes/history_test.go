@@ -30,6 +30,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	hubpkg "flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/deploy"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/document"
@@ -284,7 +285,7 @@ func TestComplianceHistoryFailover(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var rep policyv1.Policy
 			require.NoError(c, hubc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: replica}, &rep))
-			evs, err := cs.CoreV1().Events("cluster1").List(ctx, metav1.ListOptions{LabelSelector: governance.HistoryLabel + "=true"})
+			evs, err := cs.CoreV1().Events("cluster1").List(ctx, metav1.ListOptions{LabelSelector: ocm.HistoryLabel + "=true"})
 			require.NoError(c, err)
 			var forwarded []string
 			for i := range evs.Items {

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"flotilla.dev/flotilla/internal/host"
+	"flotilla.dev/flotilla/devenv/host"
 )
 
 // hostState is what of the host an environment with nodes touches: network

@@ -17,8 +17,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/node"
 	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 )
 

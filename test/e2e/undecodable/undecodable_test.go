@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub"
-	"flotilla.dev/flotilla/hub/scheme"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/internal/tolerant"
 	"flotilla.dev/flotilla/test/testenv"
 )

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/compliance/history"
@@ -69,7 +68,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	// The forwarded compliance events, from a cache of their own that holds
 	// only them (the hub's other events are not watched).
 	events, err := cache.New(mgr.GetConfig(), cache.Options{Scheme: mgr.GetScheme(), HTTPClient: mgr.GetHTTPClient(), Mapper: mgr.GetRESTMapper(),
-		ByObject: map[client.Object]cache.ByObject{&corev1.Event{}: {Label: labels.SelectorFromSet(labels.Set{governance.HistoryLabel: "true"})}}})
+		ByObject: map[client.Object]cache.ByObject{&corev1.Event{}: {Label: labels.SelectorFromSet(labels.Set{ocm.HistoryLabel: "true"})}}})
 	if err != nil {
 		return err
 	}

@@ -11,4 +11,11 @@
 //	clusters/<name>.kubeconfig   admin kubeconfig of each managed cluster
 //	controlplanes/<name>/        each control plane's PKI, etcd data, logs, state
 //	processes.json, logs/        Flotilla's own processes (hub, klusterlets)
+//
+// Design: the dev environment is an application, not a utility, so it has a
+// room of its own at the top level (docs/structure.md): it imports the hub, the
+// klusterlet and the addons to run them, and only cmd/flotilla and the tests
+// import it. Its parts live under it: devenv/node (real nodes) and devenv/host
+// (the journal of host changes). The control planes themselves come from
+// internal/controlplane, which the test harness (test/testenv) shares.
 package devenv

@@ -10,4 +10,8 @@
 // ports: the kubelet refuses a loopback node IP); node i has 10.<o>.0.<10+i> and
 // Pods on 10.<o>.<1+i>.0/24. Pods reach their apiserver's Service IP
 // (10.96.0.1:443) through one DNAT rule per node; nothing leaves the machine.
+//
+// Design: part of the dev environment (devenv/, docs/structure.md); it imports
+// only internal/controlplane and devenv/host, and devenv and the node tests
+// (test/e2e/nodes, test/chaos, test/bench/nodes) import it.
 package node

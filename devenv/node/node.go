@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"flotilla.dev/flotilla/devenv/host"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/host"
 )
 
 // Config describes one node. All fields are required unless documented.

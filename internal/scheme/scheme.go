@@ -1,6 +1,3 @@
-// Package scheme builds the runtime.Scheme the hub manager and its clients use:
-// the Kubernetes built-in types plus every Open Cluster Management API group the
-// hub serves (cluster, work, addon).
 package scheme
 
 import (

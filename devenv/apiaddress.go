@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"flotilla.dev/flotilla/devenv/host"
 	"flotilla.dev/flotilla/hub/aggregated"
-	"flotilla.dev/flotilla/internal/host"
 )
 
 // apiAddressDev is the device that holds the hub's aggregated API address.

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"flotilla.dev/flotilla/internal/host"
-	"flotilla.dev/flotilla/internal/node"
+	"flotilla.dev/flotilla/devenv/host"
+	"flotilla.dev/flotilla/devenv/node"
 )
 
 // partitionRules are the iptables rules (filter table, first in their chains)

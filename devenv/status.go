@@ -6,8 +6,8 @@ import (
 	"os"
 	"sort"
 
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/node"
 )
 
 // Status is what runs in an environment.

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"sync"
 
+	"flotilla.dev/flotilla/devenv/host"
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/host"
 	"flotilla.dev/flotilla/internal/image"
-	"flotilla.dev/flotilla/internal/node"
 	"flotilla.dev/flotilla/manifests"
 )
 

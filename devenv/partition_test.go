@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"flotilla.dev/flotilla/internal/host"
-	"flotilla.dev/flotilla/internal/node"
+	"flotilla.dev/flotilla/devenv/host"
+	"flotilla.dev/flotilla/devenv/node"
 )
 
 // A partition cuts both directions between a cluster's Pods and the hub's

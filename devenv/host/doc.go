@@ -13,4 +13,7 @@
 // does nothing, so `dev up` can run on a half-started environment. A device or
 // rule that exists but is not in the journal is never adopted: it belongs to
 // someone else.
+//
+// Design: part of the dev environment (devenv/, docs/structure.md); it imports
+// nothing of Flotilla, devenv and devenv/node record their changes through it.
 package host

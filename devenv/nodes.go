@@ -13,10 +13,10 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"flotilla.dev/flotilla/devenv/host"
+	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/internal/host"
 	"flotilla.dev/flotilla/internal/image"
-	"flotilla.dev/flotilla/internal/node"
 )
 
 // nodeReadyTimeout bounds the wait for a node to become Ready.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"flotilla.dev/flotilla/devenv/host"
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
 )
 
 // apiAddressDev is the device that holds the hub's aggregated API address.

@@ -7,7 +7,8 @@
 #   - a hub/ package imports klusterlet/ (the other way round), or a hub library
 #     (hub/<anything>) imports addons/ (addons are built on the hub, not under it);
 #   - a policy/ package imports addons/ (the governance addon delivers policy,
-#     policy does not know its delivery);
+#     policy does not know its delivery) or hub/, or a hub library imports
+#     policy/ (the domains sit side by side; the hub process assembles them);
 #   - an internal/ package imports an upper room: hub/, klusterlet/, addons/,
 #     policy/, devenv/, cmd/, hack/ or test/ (internal/ is the ground floor).
 #
@@ -18,6 +19,11 @@
 #     That is why its layer below (hubproc) sits above addons.
 #
 # _test files (.TestImports, .XTestImports) follow the same rule, except:
+#   - hub/deploy tests may import policy/compliance/{apigroup,web}: they check
+#     that the hub's ClusterRole holds every right the compliance API's
+#     resources need;
+#   - policy/propagator tests may import hub/placement: the propagator follows
+#     the decisions the real placement controller writes;
 #   - any test may import test/testenv: the shared test control plane (it imports
 #     only internal/controlplane and manifests, nothing of the rooms);
 #   - hub/registration/{accept,cluster} tests may import klusterlet/registration:
@@ -103,9 +109,13 @@ forbidden() {
 		case "$i" in
 		klusterlet | klusterlet/*) echo "the hub imports no klusterlet package" ;;
 		addons | addons/*) [ "$p" != hub ] && echo "hub libraries import no addons package" ;;
+		policy | policy/*) [ "$p" != hub ] && echo "hub libraries import no policy package" ;;
 		esac ;;
 	policy | policy/*)
-		case "$i" in addons | addons/*) echo "policy imports no addons package" ;; esac ;;
+		case "$i" in
+		addons | addons/*) echo "policy imports no addons package" ;;
+		hub | hub/*) echo "policy imports no hub package" ;;
+		esac ;;
 	internal | internal/*)
 		case "$i" in
 		hub | hub/* | klusterlet | klusterlet/* | addons | addons/* | policy | policy/* | devenv | devenv/* | cmd | cmd/* | hack | hack/* | test | test/*)
@@ -122,6 +132,8 @@ exemptTest() {
 	case "$p:$i" in
 	hub/registration/accept:klusterlet/registration | hub/registration/cluster:klusterlet/registration) return 0 ;;
 	klusterlet/registration:hub/registration/csr) return 0 ;;
+	hub/deploy:policy/compliance/apigroup | hub/deploy:policy/compliance/web) return 0 ;;
+	policy/propagator:hub/placement) return 0 ;;
 	esac
 	return 1
 }

@@ -9,7 +9,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/dburl"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
@@ -76,7 +77,7 @@ func redactedDB(db string) string {
 	if db == "" {
 		return "off"
 	}
-	if history.IsPostgres(db) {
+	if dburl.IsPostgres(db) {
 		return "postgres"
 	}
 	return db

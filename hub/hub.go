@@ -114,7 +114,7 @@ type Options struct {
 	// webhook server's HTTPS port either way.
 	ComplianceDB string
 	// APIAddress is the IP of this host the aggregated API
-	// (compliance.flotilla.dev, hub/aggregated) is served and advertised at,
+	// (compliance.flotilla.dev, internal/aggregated) is served and advertised at,
 	// as the one endpoint of Service APIServiceNamespace/APIServiceName: not
 	// loopback (EndpointSlices refuse it). Default "": with WebhookService the
 	// API is served on every address at APIPort behind that Service (the

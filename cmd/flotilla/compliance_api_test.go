@@ -21,7 +21,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub"
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"

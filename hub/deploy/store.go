@@ -6,14 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"flotilla.dev/flotilla/internal/dburl"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
-
-	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
 const (
@@ -78,7 +77,7 @@ func checkStore(ctx context.Context, cs kubernetes.Interface, o Options) (create
 			return false, fmt.Errorf("deploy: --compliance-db-secret: Secret %s has no key %q (its keys: [%s]): put the PostgreSQL URL under %q",
 				ref, ComplianceDBKey, strings.Join(keys, ", "), ComplianceDBKey)
 		}
-		if !history.IsPostgres(strings.TrimSpace(string(url))) {
+		if !dburl.IsPostgres(strings.TrimSpace(string(url))) {
 			return false, fmt.Errorf("deploy: --compliance-db-secret: key %q of Secret %s is not a postgres:// (or postgresql://) URL", ComplianceDBKey, ref)
 		}
 	case o.CompliancePVC != "":

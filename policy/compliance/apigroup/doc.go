@@ -1,5 +1,5 @@
 // Package apigroup is the compliance.flotilla.dev/v1alpha1 group of the hub's
-// aggregated API (hub/aggregated): the compliance report and history read
+// aggregated API (internal/aggregated): the compliance report and history read
 // through the hub apiserver, as the user, with any kubeconfig.
 //
 //	GET /apis/compliance.flotilla.dev/v1alpha1/reports    the report document

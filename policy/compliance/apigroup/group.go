@@ -13,7 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"

@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"flotilla.dev/flotilla/internal/dburl"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
@@ -43,15 +44,10 @@ func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
 // Open opens the store a --compliance-db value names: a postgres:// or
 // postgresql:// URL is PostgreSQL, anything else a SQLite file path.
 func Open(ctx context.Context, db string) (Store, error) {
-	if IsPostgres(db) {
+	if dburl.IsPostgres(db) {
 		return OpenPostgres(ctx, db)
 	}
 	return OpenSQLite(ctx, db)
-}
-
-// IsPostgres reports whether a --compliance-db value is a PostgreSQL URL.
-func IsPostgres(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
 // dollarPlaceholders turns "?" into PostgreSQL's $1, $2, ... (the queries hold

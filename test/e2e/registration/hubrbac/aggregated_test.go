@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub"
-	"flotilla.dev/flotilla/hub/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/internal/scheme"

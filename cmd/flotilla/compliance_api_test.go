@@ -26,7 +26,7 @@ import (
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/test/hubtest"
+	"flotilla.dev/flotilla/test/fleet"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -86,7 +86,7 @@ func TestComplianceThroughHubAPI(t *testing.T) {
 
 	ip, err := aggregated.HostIP()
 	require.NoError(t, err)
-	done, err := hubtest.Start(ctx, hub.Options{Config: env.Hub.Config, ComplianceDB: db, APIAddress: ip.String()}, 2*time.Minute)
+	done, err := fleet.StartHub(ctx, hub.Options{Config: env.Hub.Config, ComplianceDB: db, APIAddress: ip.String()}, 2*time.Minute)
 	require.NoError(t, err)
 	defer func() { cancel(); <-done }()
 	apis := aggregator.NewForConfigOrDie(env.Hub.Config)

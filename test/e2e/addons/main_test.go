@@ -16,22 +16,15 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/example"
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/hub"
-	"flotilla.dev/flotilla/hub/registration/accept"
-	"flotilla.dev/flotilla/hub/registration/bootstrap"
-	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet"
-	"flotilla.dev/flotilla/klusterlet/join"
-	"flotilla.dev/flotilla/klusterlet/registration"
-	"flotilla.dev/flotilla/test/hubtest"
+	"flotilla.dev/flotilla/test/fleet"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -93,71 +86,24 @@ func registry() (*framework.Registry, error) {
 	)
 }
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	ctrl.SetLogger(klog.Background())
-	var err error
-	env, err = testenv.New(testenv.Options{Clusters: 2})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "testenv:", err)
-		return 1
-	}
-	defer env.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if hubCli, err = client.New(env.Hub.Config, client.Options{Scheme: scheme.New()}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	res, err := bootstrap.Init(ctx, bootstrap.Options{Config: env.Hub.Config})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "init:", err)
-		return 1
-	}
+// TestMain: a hub with the addons above, and two clusters joined and
+// accepted. cluster2's addon credentials are short-lived and renewed when 99%
+// of their life is left: TestAddonCredentialRotation sees them rotate within
+// seconds (the signer allows no less than 600 s).
+func TestMain(m *testing.M) {
 	reg, err := registry()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "registry:", err)
-		return 1
+		os.Exit(1)
 	}
-	hubDone, err := hubtest.Start(ctx, hub.Options{Config: env.Hub.Config, Addons: reg}, timeout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var names []string
-	klusterlets := make(chan error, len(env.Clusters))
-	for i, spoke := range env.Clusters {
-		name := spoke.Name
-		ropts := registration.Options{ClusterName: name, SpokeConfig: spoke.Config,
-			LeaseDurationSeconds: 5, StatusSyncInterval: time.Second, RetryInterval: time.Second, AddonSyncInterval: 500 * time.Millisecond}
-		if i == 1 {
-			// cluster2's addon credentials are short-lived and renewed when 99%
-			// of their life is left: TestAddonCredentialRotation sees them rotate
-			// within seconds (the signer allows no less than 600 s).
-			ropts.AddonCertExpirationSeconds, ropts.RotationFraction = 600, 0.99
-		}
-		names = append(names, name)
-		if err := join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: env.Hub.URL, HubToken: res.Token, ClusterName: name, NoDeployment: true}); err != nil {
-			fmt.Fprintln(os.Stderr, "join:", err)
-			return 1
-		}
-		dir, _ := os.MkdirTemp("", "flotilla-addons-e2e-")
-		defer os.RemoveAll(dir)
-		ropts.HubKubeconfigDir = dir
-		go func() {
-			klusterlets <- klusterlet.Run(ctx, klusterlet.Options{
-				Registration:           ropts,
-				WorkStatusSyncInterval: time.Second,
-			})
-		}()
-	}
-	if err := accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: names, Wait: true, Timeout: timeout}); err != nil {
-		fmt.Fprintln(os.Stderr, "accept:", err)
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	<-hubDone
-	return code
+	os.Exit(fleet.Main(m, fleet.Options{Clusters: 2, Join: true, Hub: hub.Options{Addons: reg},
+		Klusterlet: func(i int, o *klusterlet.Options) {
+			if i == 1 {
+				o.Registration.AddonCertExpirationSeconds, o.Registration.RotationFraction = 600, 0.99
+			}
+		},
+		Setup: func(_ context.Context, f *fleet.Fleet) error {
+			env, hubCli = f.Env, f.Client
+			return nil
+		}}, nil))
 }

@@ -47,9 +47,37 @@ func CheckPermissions(rules []rbacv1.PolicyRule) error {
 				return fmt.Errorf("permission %d asks for verb %q, which would let the agent escalate its rights", i, v)
 			}
 		}
+		if err := checkClusterLease(r); err != nil {
+			return fmt.Errorf("permission %d: %w", i, err)
+		}
 	}
 	return nil
 }
+
+// checkClusterLease refuses a write that could reach the cluster's own
+// heartbeat, Lease managed-cluster-lease in its namespace: the hub decides
+// from it whether the cluster is reachable (placements skip one that is not)
+// and whether an auto-approve user may have the klusterlet's identity (a
+// cluster silent for its grace is given to it). Only the klusterlet renews
+// it. The hub can grant lease writes in a cluster namespace (it holds them
+// there, to make that lease), so an addon agent asking for them would get
+// them. Reading leases, and writing leases named otherwise, is fine.
+func checkClusterLease(r rbacv1.PolicyRule) error {
+	if !slices.Contains(r.Resources, "leases") {
+		return nil
+	}
+	writes := slices.ContainsFunc(r.Verbs, func(v string) bool { return !slices.Contains(readOnly, v) })
+	if writes && (len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, clusterLease)) {
+		return fmt.Errorf("writes leases %v: an addon agent may write only leases it names, never %s (the cluster's heartbeat, which decides its health and its auto-approval)",
+			r.ResourceNames, clusterLease)
+	}
+	return nil
+}
+
+// clusterLease is the klusterlet's heartbeat Lease in the cluster namespace
+// (health.LeaseName; not imported: the hub's registration packages import
+// nothing of the addons).
+const clusterLease = "managed-cluster-lease"
 
 // Role is the Role granting addon's agent rules in the cluster namespace.
 func Role(addon, cluster string, rules []rbacv1.PolicyRule) *rbacv1.Role {

@@ -23,7 +23,15 @@ func TestCheckPermissions(t *testing.T) {
 	}{
 		{"none", nil, ""},
 		{"read configmaps", []rbacv1.PolicyRule{rule([]string{""}, []string{"configmaps"}, read)}, ""},
-		{"write leases", []rbacv1.PolicyRule{rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"create", "update"})}, ""},
+		{"read leases", []rbacv1.PolicyRule{rule([]string{"coordination.k8s.io"}, []string{"leases"}, read)}, ""},
+		{"write named leases", []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			ResourceNames: []string{"my-addon"}, Verbs: []string{"get", "update"}}}, ""},
+		// The cluster's heartbeat: an addon agent backdating it would make
+		// its cluster unreachable to placements and hand the klusterlet's
+		// identity to an auto-approve user.
+		{"write every lease", []rbacv1.PolicyRule{rule([]string{"coordination.k8s.io"}, []string{"leases"}, []string{"create", "update"})}, "managed-cluster-lease"},
+		{"write the cluster's lease", []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+			ResourceNames: []string{"managed-cluster-lease"}, Verbs: []string{"patch"}}}, "managed-cluster-lease"},
 		{"cluster-scoped namespaces", []rbacv1.PolicyRule{rule([]string{""}, []string{"namespaces"}, read)}, "cluster-scoped \"namespaces\""},
 		{"cluster-scoped clusterroles", []rbacv1.PolicyRule{rule([]string{"rbac.authorization.k8s.io"}, []string{"clusterroles"}, []string{"create"})}, "never cluster-wide"},
 		{"non-resource URLs", []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, "nonResourceURLs"},

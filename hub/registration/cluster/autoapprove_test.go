@@ -134,11 +134,13 @@ func TestAutoApproveRule(t *testing.T) {
 		}
 		return res
 	}
-	// joined: an accepted cluster, granted, whose lease was renewed at renewed.
+	// joined: an accepted cluster, granted a minute before its lease was
+	// last renewed, at renewed.
 	joined := func(t *testing.T, name string, renewed time.Time) {
 		t.Helper()
 		createAccepted(t, name)
 		reconcile(t, name)
+		setAcceptedAt(t, name, renewed.Add(-time.Minute))
 		setLeaseRenewed(t, name, renewed)
 	}
 
@@ -164,15 +166,9 @@ func TestAutoApproveRule(t *testing.T) {
 		reconcile(t, name)
 		require.NoError(t, admin.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: health.LeaseName}}))
 		csrName := createCSR(t, name)
-		held(t, name, csrName, "acceptance without one")
+		held(t, name, csrName, "or the acceptance when later")
 		// Accepted an hour ago and never heard from since: stale.
-		mc := getCluster(t, name)
-		for i := range mc.Status.Conditions {
-			if mc.Status.Conditions[i].Type == clusterv1.ManagedClusterConditionHubAccepted {
-				mc.Status.Conditions[i].LastTransitionTime = metav1.NewTime(time.Now().Add(-time.Hour))
-			}
-		}
-		require.NoError(t, admin.Status().Update(ctx, mc))
+		setAcceptedAt(t, name, time.Now().Add(-time.Hour))
 		decide(t, csrName)
 		assert.True(t, approvedCSR(t, csrName))
 	})
@@ -186,6 +182,31 @@ func TestAutoApproveRule(t *testing.T) {
 		reconcile(t, name)
 		res := held(t, name, createCSR(t, name), "auto-approve never overrides a deny")
 		assert.Zero(t, res.RequeueAfter, "a deny does not wear off")
+	})
+
+	t.Run("re-accepted after a deny longer than its grace: held until its agent renews", func(t *testing.T) {
+		// The agent is alive all along: denied, it cannot renew its lease
+		// (its RoleBindings are gone), so the lease still says when it last
+		// could, an hour ago. The admin accepts the cluster again; until the
+		// agent's next renewal (up to one lease period later) the lease is
+		// older than the grace. Re-acceptance starts the clock again, as
+		// acceptance does: an auto-approve user filing a CSR the moment it
+		// sees HubAccepted=True gets no certificate for the live cluster.
+		const name = "reaccepted"
+		joined(t, name, time.Now().Add(-time.Hour))
+		mc := getCluster(t, name)
+		mc.Spec.HubAcceptsClient = false
+		require.NoError(t, admin.Update(ctx, mc))
+		reconcile(t, name)
+		require.False(t, meta.IsStatusConditionTrue(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
+		mc = getCluster(t, name)
+		mc.Spec.HubAcceptsClient = true
+		require.NoError(t, admin.Update(ctx, mc))
+		reconcile(t, name)
+		require.True(t, meta.IsStatusConditionTrue(getCluster(t, name).Status.Conditions, clusterv1.ManagedClusterConditionHubAccepted))
+		res := held(t, name, createCSR(t, name), "auto-approve gives no certificate for a live cluster")
+		assert.Positive(t, res.RequeueAfter, "looked at again one grace after the re-acceptance")
+		assert.LessOrEqual(t, res.RequeueAfter, 5*time.Minute)
 	})
 
 	t.Run("cluster being deleted: held", func(t *testing.T) {
@@ -217,6 +238,19 @@ func TestAutoApproveRule(t *testing.T) {
 		setLeaseRenewed(t, name, time.Now())
 		held(t, name, createCSR(t, name), "auto-approve gives no certificate for a live cluster")
 	})
+}
+
+// setAcceptedAt backdates the cluster's HubAcceptedManagedCluster condition,
+// as if the hub had accepted it at that time.
+func setAcceptedAt(t *testing.T, cluster string, at time.Time) {
+	t.Helper()
+	mc := getCluster(t, cluster)
+	for i := range mc.Status.Conditions {
+		if mc.Status.Conditions[i].Type == clusterv1.ManagedClusterConditionHubAccepted {
+			mc.Status.Conditions[i].LastTransitionTime = metav1.NewTime(at)
+		}
+	}
+	require.NoError(t, admin.Status().Update(context.Background(), mc))
 }
 
 // setLeaseRenewed sets the renewTime of the cluster's lease (the hub made it

@@ -240,8 +240,10 @@ func Evaluate(csr *certificatesv1.CertificateSigningRequest, facts Facts) Verdic
 // comes back without an admin). It never obtains one for a live accepted
 // cluster (that would hand its identity to whoever holds the auto-approve
 // user's credential) nor for a denied or deleting one: those are held for an
-// admin. An accepted cluster without a lease renewal is measured from its
-// acceptance, as the health controller measures it; one accepted but not yet
+// admin. An accepted cluster without a lease renewal since its (latest)
+// acceptance is measured from that acceptance, as the health controller
+// measures it (a re-accepted cluster's live agent renews only at its next
+// round: until then its lease is as old as the deny); one accepted but not yet
 // granted has no clock yet, and its clock starts no earlier than now.
 func autoApprove(csr *certificatesv1.CertificateSigningRequest, v Verdict, facts Facts) Verdict {
 	c, name, user := facts.Cluster, v.Cluster, csr.Spec.Username
@@ -272,7 +274,7 @@ func autoApprove(csr *certificatesv1.CertificateSigningRequest, v Verdict, facts
 		heard := health.LastHeard(c.LeaseRenewTime, *c.HubAccepted)
 		stale, left := health.LeaseStale(heard, facts.Now, c.Grace)
 		if !stale {
-			return hold(left, "cluster %s is accepted and was last heard from at %s (lease renewal, or acceptance without one), less than its grace of %s ago: "+
+			return hold(left, "cluster %s is accepted and was last heard from at %s (lease renewal, or the acceptance when later), less than its grace of %s ago: "+
 				"auto-approve gives no certificate for a live cluster; it will if the lease is still not renewed at %s",
 				name, heard.UTC().Format(time.RFC3339), c.Grace, heard.Add(c.Grace).UTC().Format(time.RFC3339))
 		}

@@ -36,12 +36,17 @@ func Grace(multiplier int, cluster *clusterv1.ManagedCluster) time.Duration {
 	return time.Duration(multiplier) * LeaseDuration(cluster)
 }
 
-// LastHeard is when the hub last heard from an accepted cluster: its lease's
-// renewTime, or, without a lease or a renewal, the time the hub accepted it
-// (the HubAcceptedManagedCluster condition's lastTransitionTime): the clock
-// starts at acceptance.
+// LastHeard is when the hub last heard from an accepted cluster, counted from
+// no earlier than the hub accepted it (the HubAcceptedManagedCluster
+// condition's lastTransitionTime): its lease's renewTime when that is later,
+// else that acceptance. The clock starts at acceptance, and again at each
+// re-acceptance: a denied agent cannot renew its lease (its RoleBindings are
+// gone), so after a deny longer than the grace the lease is old when the
+// admin accepts the cluster again, while its agent is alive and renews at its
+// next round. Measured from the renewal alone, the cluster would be stale
+// until then, and an auto-approve user would be given its identity.
 func LastHeard(renewTime *metav1.MicroTime, accepted metav1.Condition) time.Time {
-	if renewTime != nil {
+	if renewTime != nil && renewTime.After(accepted.LastTransitionTime.Time) {
 		return renewTime.Time
 	}
 	return accepted.LastTransitionTime.Time

@@ -66,4 +66,7 @@ func TestGraceAndLastHeard(t *testing.T) {
 	renewed := metav1.NewMicroTime(time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC))
 	assert.Equal(t, renewed.Time, LastHeard(&renewed, accepted), "the lease's renewal")
 	assert.Equal(t, accepted.LastTransitionTime.Time, LastHeard(nil, accepted), "no renewal: the clock starts at acceptance")
+	reaccepted := metav1.Condition{LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC))}
+	assert.Equal(t, reaccepted.LastTransitionTime.Time, LastHeard(&renewed, reaccepted),
+		"a renewal before the (re-)acceptance: the clock starts at the acceptance (a denied agent cannot renew)")
 }

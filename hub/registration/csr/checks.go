@@ -97,6 +97,11 @@ type Facts struct {
 	Cluster ClusterFacts
 	// Now is the time of the decision.
 	Now time.Time
+	// ListeningSince is when this hub's approver started: a lease it could
+	// not have seen renewed (the hub, its apiserver or the way to it was
+	// down, and the hub started again) is not counted stale from before
+	// then. Zero: no such bound.
+	ListeningSince time.Time
 }
 
 // ClusterFacts describe the ManagedCluster a first CSR asks for, read past
@@ -272,9 +277,14 @@ func autoApprove(csr *certificatesv1.CertificateSigningRequest, v Verdict, facts
 		return hold(c.Grace, "cluster %s is accepted by an admin and the hub has not granted it yet (HubAcceptedManagedCluster not True), so its lease cannot be stale before %s", name, c.Grace)
 	default:
 		heard := health.LastHeard(c.LeaseRenewTime, *c.HubAccepted)
+		if heard.Before(facts.ListeningSince) {
+			// After an outage of the hub every lease looks old: a silence
+			// counts only from when the hub could hear again.
+			heard = facts.ListeningSince
+		}
 		stale, left := health.LeaseStale(heard, facts.Now, c.Grace)
 		if !stale {
-			return hold(left, "cluster %s is accepted and was last heard from at %s (lease renewal, or the acceptance when later), less than its grace of %s ago: "+
+			return hold(left, "cluster %s is accepted and was last heard from at %s (lease renewal, the acceptance, or the hub's start, whichever is latest), less than its grace of %s ago: "+
 				"auto-approve gives no certificate for a live cluster; it will if the lease is still not renewed at %s",
 				name, heard.UTC().Format(time.RFC3339), c.Grace, heard.Add(c.Grace).UTC().Format(time.RFC3339))
 		}

@@ -225,6 +225,33 @@ func TestEvaluateAutoApprove(t *testing.T) {
 	}
 }
 
+// TestEvaluateAutoApproveAfterAnOutage: after the hub (or its apiserver, or
+// the way to it) was down, every lease looks old; a silence counts only from
+// when the approver started listening again.
+func TestEvaluateAutoApproveAfterAnOutage(t *testing.T) {
+	const auto = "auto"
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	csr := newCSR(t, "cluster1", "a1").user(auto).uid("uid-1").Obj()
+	stale := cluster().accepted(ago(time.Hour)).renewed(ago(time.Hour)).f
+	for _, tc := range []struct {
+		name     string
+		since    time.Time
+		decision Decision
+		retry    time.Duration
+	}{
+		{"listening for two minutes: held until a grace after the start", ago(2 * time.Minute), Hold, 3 * time.Minute},
+		{"listening for longer than the grace: approved", ago(10 * time.Minute), Approve, 0},
+		{"no bound given: approved", time.Time{}, Approve, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Evaluate(csr, Facts{AutoApproveUsers: []string{auto}, Cluster: stale, Now: now, ListeningSince: tc.since})
+			assert.Equal(t, tc.decision, v.Decision, v.Message)
+			assert.Equal(t, tc.retry, v.RetryAfter, v.Message)
+		})
+	}
+}
+
 // TestEvaluateRenewalIgnoresClusterFacts: a renewal is decided by the renew
 // permission alone, whatever the lease says and whoever is listed.
 func TestEvaluateRenewalIgnoresClusterFacts(t *testing.T) {

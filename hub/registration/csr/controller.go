@@ -46,6 +46,11 @@ type Reconciler struct {
 	LeaseGraceMultiplier int
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
+
+	// started is when SetupWithManager ran: the hub's controllers start
+	// again after its apiserver restarted, so this is when it could first
+	// see leases renewed (Facts.ListeningSince).
+	started time.Time
 }
 
 // Workers is how many CSRs are decided at once. An approval is one write;
@@ -62,6 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
+	r.started = r.now()
 	hasLabel := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		_, ok := o.GetLabels()[ocm.ClusterNameLabel]
 		return ok
@@ -196,7 +202,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // for an auto-approve user's first CSR, its cluster (returned too, for
 // accept).
 func (r *Reconciler) facts(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (Facts, *clusterv1.ManagedCluster, error) {
-	facts := Facts{AutoApproveUsers: r.AutoApproveUsers, Now: r.now()}
+	facts := Facts{AutoApproveUsers: r.AutoApproveUsers, Now: r.now(), ListeningSince: r.started}
 	v := Validate(csr)
 	switch {
 	case v.Decision != "":

@@ -107,6 +107,14 @@ func watchOwnCluster(ctx context.Context, hubConfig *rest.Config, cluster string
 		log.V(1).Info("watching the cluster's own ManagedCluster on the hub", "error", err.Error())
 	})
 	factory.Start(ctx.Done())
+	// A start finds no ManagedCluster (it was deleted while the watch was
+	// down, and the first list fires no event for what is not there):
+	// deliver nothing.
+	if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		if _, exists, err := inf.GetStore().GetByKey(cluster); err == nil && !exists {
+			send(deliverNothing)
+		}
+	}
 	<-ctx.Done()
 	factory.Shutdown()
 	return nil

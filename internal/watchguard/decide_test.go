@@ -52,3 +52,17 @@ func TestProbeNeedsItsFields(t *testing.T) {
 	_, err := Probe{Name: "hub"}.withDefaults()
 	assert.ErrorContains(t, err, "needs a Name, a Config and a Resource")
 }
+
+func TestNextGap(t *testing.T) {
+	for _, tc := range []struct {
+		lasted, gap, want time.Duration
+	}{
+		{time.Second, minGap, 2 * minGap}, // ended soon: the next run lasts longer
+		{30 * time.Second, 20 * time.Second, 40 * time.Second},
+		{time.Minute, 4 * time.Minute, maxGap}, // bounded
+		{maxGap, 4 * time.Minute, minGap},      // a long run resets it
+		{time.Hour, maxGap, minGap},
+	} {
+		assert.Equal(t, tc.want, nextGap(tc.lasted, tc.gap), "lasted %s, gap %s", tc.lasted, tc.gap)
+	}
+}

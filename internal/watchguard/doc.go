@@ -24,7 +24,9 @@
 //
 // Run wraps an agent's body: it runs the body with the probes beside it and,
 // when a probe says Lost, stops the body and starts it again, so every cache
-// is listed afresh. The decision is the pure function next, table-tested; the
+// is listed afresh. A run lasts at least 10 s, doubling while runs keep ending
+// that soon (up to 5 minutes), so a connection that keeps breaking cannot keep
+// the caches relisting. The decision is the pure function next, table-tested; the
 // probes are tested on a real apiserver behind a proxy that cuts or freezes
 // the connection.
 package watchguard

@@ -4,11 +4,28 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
+
+const (
+	// minGap is the least a run lasts before a Lost starts it again.
+	minGap = 10 * time.Second
+	// maxGap bounds the gap; a run that lasted that long resets it.
+	maxGap = 5 * time.Minute
+)
+
+// nextGap is the least the next run lasts: twice the gap after a run that
+// ended within maxGap, minGap again after a longer one.
+func nextGap(lasted, gap time.Duration) time.Duration {
+	if lasted >= maxGap {
+		return minGap
+	}
+	return min(2*gap, maxGap)
+}
 
 // restarts counts the runs an agent started again because a probe said Lost.
 var restarts = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -28,7 +45,9 @@ func Run(ctx context.Context, log logr.Logger, probes []Probe, body func(ctx con
 			return err
 		}
 	}
+	gap := minGap
 	for {
+		started := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
 		lost := make(chan *Lost, len(probes))
 		var wg sync.WaitGroup
@@ -53,8 +72,22 @@ func Run(ctx context.Context, log logr.Logger, probes []Probe, body func(ctx con
 			}
 			return err
 		case l := <-lost:
-			log.Info("starting again with caches listed afresh: "+l.Error(), "apiserver", l.Probe, "reason", l.Reason)
+			// A connection that keeps breaking (a flapping load balancer)
+			// must not keep every cache relisting: a run lasts at least
+			// gap, which doubles while runs end that soon.
+			lasted := time.Since(started)
+			wait := gap - lasted
+			gap = nextGap(lasted, gap)
+			log.Info("starting again with caches listed afresh: "+l.Error(), "apiserver", l.Probe, "reason", l.Reason, "in", max(wait, 0).Round(time.Second).String())
 			restarts.WithLabelValues(l.Probe, l.Reason).Inc()
+			if wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+			}
 			cancel()
 			<-done
 			wg.Wait()

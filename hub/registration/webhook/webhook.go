@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -135,6 +136,20 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if !ok {
 			return admission.Denied(fmt.Sprintf("user %q cannot accept ManagedCluster %q: setting spec.hubAcceptsClient=true requires permission to update managedclusters/accept in API group %s",
 				req.UserInfo.Username, cluster.Name, ocm.RegisterGroup))
+		}
+	}
+	if mark := cluster.Annotations[csr.AutoAcceptedAnnotation]; mark != "" && mark != old.Annotations[csr.AutoAcceptedAnnotation] {
+		// The mark of the hub's own acceptance (auto-approve): whoever sets
+		// it must be one who may accept, on create as on update.
+		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
+			Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
+		})
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if !ok {
+			return admission.Denied(fmt.Sprintf("user %q cannot set annotation %s on ManagedCluster %q: it marks the hub's own acceptance and requires permission to update managedclusters/accept in API group %s",
+				req.UserInfo.Username, csr.AutoAcceptedAnnotation, cluster.Name, ocm.RegisterGroup))
 		}
 	}
 	if set := cluster.Labels[ClusterSetLabel]; set != "" && set != old.Labels[ClusterSetLabel] {

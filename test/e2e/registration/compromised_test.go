@@ -2,6 +2,7 @@ package registration_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,5 +127,29 @@ func TestCompromisedClusterCredential(t *testing.T) {
 		assert.NoError(t, err, "a cluster's agent may update its own works, as in OCM: what they deliver lands on that cluster alone")
 		err = wc.WorkV1().ManifestWorks(thief).Delete(ctx, "w", metav1.DeleteOptions{})
 		forbidden("delete its own work", err)
+	})
+}
+
+// TestBootstrapIdentityCannotMarkItsOwnAcceptance: the annotation that marks
+// the hub's own acceptance of a cluster for one CSR (auto-approve) may be set
+// only by one who may accept, at create as at update; the bootstrap identity
+// creating its ManagedCluster with it is refused, saying why, and without it
+// is admitted.
+func TestBootstrapIdentityCannotMarkItsOwnAcceptance(t *testing.T) {
+	ctx := context.Background()
+	boot := clusters(bootstrapConfig(t)).ClusterV1().ManagedClusters()
+	mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c-marked",
+		Annotations: map[string]string{csr.AutoAcceptedAnnotation: "some-uid"}}}
+	_, err := boot.Create(ctx, mc, metav1.CreateOptions{})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || strings.Contains(err.Error(), "denied"), "%v", err)
+	assert.Contains(t, err.Error(), "cannot set annotation "+csr.AutoAcceptedAnnotation)
+	assert.Contains(t, err.Error(), "managedclusters/accept")
+
+	mc.Annotations = nil
+	_, err = boot.Create(ctx, mc, metav1.CreateOptions{})
+	require.NoError(t, err, "the same ManagedCluster without the mark is admitted")
+	t.Cleanup(func() {
+		_ = clusters(env.Hub.Config).ClusterV1().ManagedClusters().Delete(context.Background(), "c-marked", metav1.DeleteOptions{})
 	})
 }

@@ -13,6 +13,11 @@ VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || ech
 TEST_TIMEOUT  ?= 45m
 # Extra `go test` flags; CI passes -count=1 so no result comes from the test cache.
 TEST_FLAGS    ?=
+# Packages built and tested at once. More than the 2 cores: the end-to-end
+# suites spend most of their time waiting on apiservers (a deny watched for
+# minutes, leases to expire), and with -p at the core count those waits hold
+# back the compiles and links of the other packages.
+TEST_P        ?= 4
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
@@ -40,7 +45,7 @@ controlplane:
 ## test: unit and integration tests on real apiservers (builds what it needs first)
 test: controlplane build
 	@hack/prereqs.sh test
-	$(GO) test $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -p $(TEST_P) $(TEST_FLAGS) -timeout $(TEST_TIMEOUT) ./...
 
 ## e2e-nodes: Flotilla on real nodes (needs root and Debian's containerd runc containernetworking-plugins iptables; fails, never skips, without them)
 e2e-nodes: controlplane build

@@ -4,7 +4,6 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -33,6 +32,7 @@ import (
 
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/test/fleet"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
@@ -158,17 +158,8 @@ func (a *upstreamAgents) setup(ctx context.Context) bool {
 		if _, err := bootstrap.Init(ctx, bootstrap.Options{Config: a.env.Hub.Config}); err != nil {
 			return "", err
 		}
-		ready := make(chan struct{})
-		done := make(chan error, 1)
-		go func() { done <- hub.Run(ctx, hub.Options{Config: a.env.Hub.Config, Ready: func() { close(ready) }}) }()
-		select {
-		case <-ready:
-			return "", nil
-		case err := <-done:
-			return "", fmt.Errorf("hub stopped: %v", err)
-		case <-time.After(timeout):
-			return "", errors.New("hub not ready")
-		}
+		_, err := fleet.StartHub(ctx, hub.Options{Config: a.env.Hub.Config}, timeout)
+		return "", err
 	})
 	var token string
 	ok = ok && r.check(t, "clusteradm get token (Flotilla hub)", func() (string, error) {

@@ -166,7 +166,7 @@ func TestAutoApproveRule(t *testing.T) {
 		reconcile(t, name)
 		require.NoError(t, admin.Delete(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: health.LeaseName}}))
 		csrName := createCSR(t, name)
-		held(t, name, csrName, "or the acceptance when later")
+		held(t, name, csrName, "the acceptance, or the hub's start, whichever is latest")
 		// Accepted an hour ago and never heard from since: stale.
 		setAcceptedAt(t, name, time.Now().Add(-time.Hour))
 		decide(t, csrName)

@@ -92,11 +92,17 @@ func TestGovernanceRoundTrip(t *testing.T) {
 		assert.Equal(t, local.UID, cp.OwnerReferences[0].UID)
 		assert.Equal(t, replica, cp.Labels[governance.PolicyLabel])
 
-		// NonCompliant on the hub replica, with history.
+		// NonCompliant on the hub replica, with history. The status may be
+		// written before the compliance event that makes its history has
+		// arrived (the agent waits for it at most maxEventLag): the history
+		// follows.
 		rep := eventuallyReplica(t, cluster, replica, policyv1.NonCompliant)
 		require.Len(t, rep.Status.Details, 1)
 		assert.Equal(t, "policy-namespace-prod", rep.Status.Details[0].TemplateMeta.Name)
-		require.NotEmpty(t, rep.Status.Details[0].History)
+		require.Eventually(t, func() bool {
+			rep = eventuallyReplica(t, cluster, replica, policyv1.NonCompliant)
+			return len(rep.Status.Details[0].History) > 0
+		}, timeout, tick, "the hub replica on %s has its history", cluster)
 		assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "NonCompliant"), rep.Status.Details[0].History[0].Message)
 		assert.LessOrEqual(t, len(rep.Status.Details[0].History), governance.MaxHistory)
 	}

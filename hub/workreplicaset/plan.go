@@ -255,10 +255,13 @@ func availableGroups(o refOutcome) string {
 }
 
 // status is the replica set's next status: the plan's summaries, and its
-// conditions merged into current (meta.SetStatusCondition keeps a
-// condition's lastTransitionTime while its status holds).
+// conditions merged into a copy of current (meta.SetStatusCondition keeps a
+// condition's lastTransitionTime while its status holds). current is not
+// changed: merged in place, a change to the conditions alone would compare
+// equal to the status read and never be written.
 func (p Plan) status(current []metav1.Condition) workv1alpha1.ManifestWorkReplicaSetStatus {
-	st := workv1alpha1.ManifestWorkReplicaSetStatus{PlacementsSummary: p.PlacementsSummary, Summary: p.Summary, Conditions: current}
+	st := workv1alpha1.ManifestWorkReplicaSetStatus{PlacementsSummary: p.PlacementsSummary, Summary: p.Summary,
+		Conditions: append([]metav1.Condition(nil), current...)}
 	for _, c := range p.Conditions {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}

@@ -333,3 +333,22 @@ func TestConditions(t *testing.T) {
 		})
 	}
 }
+
+func TestPlanStatus(t *testing.T) {
+	p := plan(Facts{Generation: 2, Hash: "h", Now: t0, Refs: []RefFacts{refTo("all", placed(placementread.Ready))}})
+	current := []metav1.Condition{
+		{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified, Status: metav1.ConditionFalse, Reason: workv1alpha1.ReasonPlacementDecisionEmpty,
+			Message: "Placement \"all\" selects no cluster", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(t0)},
+		{Type: "Other", Status: metav1.ConditionTrue, Reason: "Kept"},
+	}
+	before := append([]metav1.Condition(nil), current...)
+	st := p.status(current)
+	assert.Equal(t, before, current, "the conditions read are not changed")
+	assert.Equal(t, p.PlacementsSummary, st.PlacementsSummary)
+	assert.Equal(t, p.Summary, st.Summary)
+	require.Len(t, st.Conditions, 4, "the plan's three, and one it does not own")
+	assert.Equal(t, "Other", st.Conditions[1].Type)
+	v := st.Conditions[0]
+	assert.Equal(t, int64(2), v.ObservedGeneration)
+	assert.Equal(t, metav1.NewTime(t0), v.LastTransitionTime, "its status held: the transition time stays")
+}

@@ -28,4 +28,26 @@
 // first (Foreground, the default, waits until they are gone; Background does not).
 //
 // Enabled by default (upstream OCM keeps it behind a feature gate).
+//
+// # Design: facts, a pure plan, then the writes
+//
+// Reconcile (reconcile.go) reads top to bottom: get the replica set and its
+// works; on deletion, finalize; ensure the finalizer; then
+//
+//  1. facts: read everything a decision needs into Facts (facts.go): for each
+//     placementRef the placementread.Read answer or its error, and whether the
+//     hub accepted each decided cluster; the works by cluster; the template
+//     hash; the clock;
+//  2. plan: a pure function from Facts to a Plan (plan.go): the works to
+//     create or update (Apply), to delete and to keep, each ref's outcome, the
+//     status (summaries and conditions) and when to look again. Every rule
+//     above is decided here and nowhere else, and TestPlan tables them;
+//  3. execute: write each Apply (render, render.go, builds the cluster's
+//     ManifestWork from the replica set and the Apply: the one place a
+//     cluster's work is shaped), delete the works to delete, write the status
+//     (fitted with internal/conditions.Fit) if it changed; errors are joined,
+//     not stopped at.
+//
+// Controllers that turn placement decisions into per-cluster objects can
+// follow the same shape: read facts, decide purely, write at the end.
 package workreplicaset

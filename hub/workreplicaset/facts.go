@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +15,37 @@ import (
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 	"flotilla.dev/flotilla/internal/placementread"
 )
+
+// Facts is what a reconcile reads before it decides anything: everything plan
+// needs, and nothing it would have to fetch.
+type Facts struct {
+	// Generation is the replica set's metadata.generation (the conditions'
+	// observedGeneration).
+	Generation int64
+	// Hash is the template revision (TemplateHash of spec.manifestWorkTemplate).
+	Hash string
+	// Now is the reconcile's clock reading.
+	Now time.Time
+	// Refs are the placementRefs, in spec order, with what was read for each.
+	Refs []RefFacts
+	// Works are the ManifestWorks generated for the replica set, in all
+	// cluster namespaces (one per cluster).
+	Works []*workv1.ManifestWork
+}
+
+// RefFacts is what was read for one placementRef.
+type RefFacts struct {
+	Ref workv1alpha1.LocalPlacementReference
+	// Decisions and ReadErr are placementread.Read's answer.
+	Decisions placementread.Decisions
+	ReadErr   error
+	// Accepted says, for each cluster the decisions list, whether the hub
+	// accepted it (ocm.Accepted; a cluster that does not exist is not), and
+	// AcceptedErr why that could not be read. Both are read only when the
+	// decisions can be used (read, found, and not Unknown).
+	Accepted    map[string]bool
+	AcceptedErr error
+}
 
 // Annotations Flotilla keeps on generated works.
 const (
@@ -64,102 +94,6 @@ func WorkState(w *workv1.ManifestWork, hash string) (rollout.State, time.Time) {
 		return rollout.Succeeded, available.LastTransitionTime.Time
 	}
 	return rollout.Progressing, started
-}
-
-// Summarize counts works by condition. desired is the number of decided clusters.
-func Summarize(works []*workv1.ManifestWork, hash string, desired int) workv1alpha1.ManifestWorkReplicaSetSummary {
-	s := workv1alpha1.ManifestWorkReplicaSetSummary{Total: len(works), DesiredTotal: desired}
-	for _, w := range works {
-		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied) {
-			s.Applied++
-		}
-		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkAvailable) {
-			s.Available++
-		}
-		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkDegraded) {
-			s.Degraded++
-		}
-		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkProgressing) {
-			s.Progressing++
-		}
-		if w.Annotations[TemplateHashAnnotation] == hash {
-			s.Updated++
-		}
-	}
-	return s
-}
-
-// refOutcome is what reconciling one placementRef found.
-type refOutcome struct {
-	name  string
-	found bool // the Placement exists
-	// unknown, when set, says why the placement's decisions cannot be used (missing
-	// Placement, read error, not scheduled yet): the ref is skipped and its works
-	// are kept as they are.
-	unknown string
-	// inFlux: decisions are being rewritten; rolled out as listed, nothing deleted.
-	inFlux    bool
-	kept      int // works kept because the decisions could not be trusted
-	decided   int
-	plan      rollout.Plan
-	planErr   error
-	failed    int
-	notYet    int // decided clusters whose work is not applied with the current revision
-	groups    map[int32][]string
-	available map[string]bool
-}
-
-// conditions computes the three OCM conditions from the outcomes of all refs.
-func conditions(gen int64, outs []refOutcome) []metav1.Condition {
-	verified := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified, Status: metav1.ConditionTrue,
-		Reason: workv1alpha1.ReasonAsExpected, Message: "Every placement has decisions"}
-	rolled := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut, Status: metav1.ConditionTrue,
-		Reason: workv1alpha1.ReasonComplete, Message: "Rollout complete on every placement"}
-	applied := metav1.Condition{Type: workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied, Status: metav1.ConditionTrue,
-		Reason: workv1alpha1.ReasonAsExpected, Message: "A ManifestWork with the current template is applied on every decided cluster"}
-	if len(outs) == 0 {
-		verified.Status, verified.Reason, verified.Message = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound, "spec.placementRefs is empty"
-	}
-	for _, o := range outs {
-		if o.unknown != "" {
-			if verified.Reason != workv1alpha1.ReasonPlacementDecisionNotFound {
-				verified.Status, verified.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionNotFound
-				verified.Message = fmt.Sprintf("Placement %q %s; its %d ManifestWorks are kept as they are until its decisions can be read or it is removed from spec.placementRefs",
-					o.name, o.unknown, o.kept)
-			}
-			if rolled.Status == metav1.ConditionTrue {
-				rolled.Status, rolled.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProgressing
-				rolled.Message = fmt.Sprintf("Placement %q: waiting for its decisions", o.name)
-			}
-			continue
-		}
-		switch {
-		case o.decided == 0 && !o.inFlux && verified.Status == metav1.ConditionTrue:
-			verified.Status, verified.Reason = metav1.ConditionFalse, workv1alpha1.ReasonPlacementDecisionEmpty
-			verified.Message = fmt.Sprintf("Placement %q selects no cluster", o.name)
-		}
-		switch {
-		case o.planErr != nil:
-			rolled.Status, rolled.Reason, rolled.Message = metav1.ConditionFalse, workv1alpha1.ReasonProgressing,
-				fmt.Sprintf("placementRefs %q: %v; nothing is rolled out until it is fixed", o.name, o.planErr)
-		case o.found && !o.plan.Complete && rolled.Status == metav1.ConditionTrue:
-			rolled.Status, rolled.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProgressing
-			rolled.Message = fmt.Sprintf("Placement %q: %s", o.name, o.plan.Reason)
-		}
-		switch {
-		case o.failed > 0:
-			applied.Status, applied.Reason = metav1.ConditionFalse, workv1alpha1.ReasonNotAsExpected
-			applied.Message = fmt.Sprintf("Placement %q: %d ManifestWorks failed or timed out", o.name, o.failed)
-		case o.notYet > 0 && applied.Reason != workv1alpha1.ReasonNotAsExpected:
-			applied.Status, applied.Reason = metav1.ConditionFalse, workv1alpha1.ReasonProcessing
-			applied.Message = fmt.Sprintf("Placement %q: %d of %d clusters do not run the current template yet", o.name, o.notYet, o.decided)
-		}
-	}
-	out := []metav1.Condition{verified, rolled, applied}
-	for i := range out {
-		out[i].ObservedGeneration = gen
-	}
-	return out
 }
 
 // Decided is one cluster a placementRef rolls out to, with its decision group.

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
-	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 )
@@ -50,58 +49,6 @@ func TestWorkState(t *testing.T) {
 			s, since := WorkState(tc.work, "h")
 			assert.Equal(t, tc.state, s)
 			assert.Equal(t, tc.since, since)
-		})
-	}
-}
-
-func TestSummarize(t *testing.T) {
-	ws := []*workv1.ManifestWork{
-		work("h", 1, cond(workv1.WorkApplied, metav1.ConditionTrue, 1), cond(workv1.WorkAvailable, metav1.ConditionTrue, 1)),
-		work("old", 1, cond(workv1.WorkApplied, metav1.ConditionTrue, 1), cond(workv1.WorkDegraded, metav1.ConditionTrue, 1)),
-		work("h", 1, cond(workv1.WorkProgressing, metav1.ConditionTrue, 1)),
-	}
-	assert.Equal(t, workv1alpha1.ManifestWorkReplicaSetSummary{Total: 3, DesiredTotal: 5, Applied: 2, Available: 1, Degraded: 1, Progressing: 1, Updated: 2},
-		Summarize(ws, "h", 5))
-}
-
-func TestConditions(t *testing.T) {
-	get := func(cs []metav1.Condition, typ string) string {
-		for _, c := range cs {
-			if c.Type == typ {
-				return string(c.Status) + "/" + c.Reason
-			}
-		}
-		return ""
-	}
-	tests := []struct {
-		name                      string
-		outs                      []refOutcome
-		verified, rolled, applied string
-	}{
-		{"complete", []refOutcome{{name: "p", found: true, decided: 2, plan: rollout.Plan{Complete: true}}},
-			"True/AsExpected", "True/Complete", "True/AsExpected"},
-		{"placement missing: works kept, rollout waits", []refOutcome{{name: "p", unknown: "not found in this namespace", kept: 2}},
-			"False/PlacementDecisionNotFound", "False/Progressing", "True/AsExpected"},
-		{"decisions in flux with none listed is not PlacementDecisionEmpty", []refOutcome{{name: "p", found: true, inFlux: true, plan: rollout.Plan{Complete: true}}},
-			"True/AsExpected", "True/Complete", "True/AsExpected"},
-		{"empty decisions", []refOutcome{{name: "p", found: true, plan: rollout.Plan{Complete: true}}},
-			"False/PlacementDecisionEmpty", "True/Complete", "True/AsExpected"},
-		{"progressing", []refOutcome{{name: "p", found: true, decided: 2, notYet: 1, plan: rollout.Plan{Reason: "1 of 2"}}},
-			"True/AsExpected", "False/Progressing", "False/Processing"},
-		{"failed", []refOutcome{{name: "p", found: true, decided: 2, failed: 1, notYet: 1, plan: rollout.Plan{Stopped: true, Reason: "stopped"}}},
-			"True/AsExpected", "False/Progressing", "False/NotAsExpected"},
-		{"no refs", nil, "False/PlacementDecisionNotFound", "True/Complete", "True/AsExpected"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := conditions(3, tc.outs)
-			assert.Equal(t, tc.verified, get(cs, workv1alpha1.ManifestWorkReplicaSetConditionPlacementVerified))
-			assert.Equal(t, tc.rolled, get(cs, workv1alpha1.ManifestWorkReplicaSetConditionPlacementRolledOut))
-			assert.Equal(t, tc.applied, get(cs, workv1alpha1.ManifestWorkReplicaSetConditionManifestworkApplied))
-			for _, c := range cs {
-				assert.NotEmpty(t, c.Message)
-				assert.Equal(t, int64(3), c.ObservedGeneration)
-			}
 		})
 	}
 }

@@ -189,3 +189,31 @@ func TestReconcileWritesNoWorkForUnacceptedClusters(t *testing.T) {
 	assert.Equal(t, map[string]string{"ok": TemplateHash(testMWRS().Spec.ManifestWorkTemplate), "denied": ""}, have,
 		"only the accepted cluster gets a work; the denied cluster's work is left unchanged")
 }
+
+// TestReconcileWritesConditionsThatAloneChanged: a status whose only change is
+// in its conditions (here a new generation, nothing else different) is
+// written; the conditions read are not changed in place before the comparison.
+func TestReconcileWritesConditionsThatAloneChanged(t *testing.T) {
+	objs := []client.Object{testMWRS(), testPlacement(1, true), testDecision("all-decision-1", "p-uid", "c1"), accepted("c1")}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(objs...).
+		WithStatusSubresource(&workv1alpha1.ManifestWorkReplicaSet{}, &workv1.ManifestWork{}).Build()
+	r := &Reconciler{Client: c, now: func() time.Time { return t0 }}
+	ctx, key := context.Background(), types.NamespacedName{Namespace: ns, Name: "app"}
+	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+	_, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: key}) // settled: the work is there
+	require.NoError(t, err)
+
+	var m workv1alpha1.ManifestWorkReplicaSet
+	require.NoError(t, c.Get(ctx, key, &m))
+	require.Len(t, m.Status.Conditions, 3)
+	m.Generation = 2 // a spec change that changes nothing else (the fake client does not count generations)
+	require.NoError(t, c.Update(ctx, &m))
+	_, err = r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+
+	require.NoError(t, c.Get(ctx, key, &m))
+	for _, cd := range m.Status.Conditions {
+		assert.Equal(t, int64(2), cd.ObservedGeneration, "%s observes the new generation", cd.Type)
+	}
+}

@@ -73,6 +73,29 @@ rc=0
 echo "==> dryrun exit code: $rc (0 Compliant, 2 NonCompliant, 1 error)"
 [ "$rc" = 2 ] || { echo "expected exit code 2" >&2; exit 1; }
 
+cat > "$work/selector.yaml" <<'YAML'
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata: {name: app-settings, namespace: default}
+spec:
+  remediationAction: inform
+  namespaceSelector: {include: ["default"]}
+  object-templates:
+    - complianceType: musthave
+      objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: app-settings}, data: {mode: strict}}
+YAML
+cat > "$work/settings.yaml" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: payments}
+YAML
+echo "==> policy dryrun: the input names only namespace payments; namespace default exists all the same, as on every cluster (and in upstream's dryrun)"
+rc=0
+out=$("$FLOTILLA" policy dryrun -f "$work/selector.yaml" --from "$work/settings.yaml") || rc=$?
+echo "$out"
+[ "$rc" = 2 ] && grep -q "configmaps \[app-settings\] not found in namespace default" <<<"$out" ||
+	{ echo "expected NonCompliant: the ConfigMap missing in namespace default" >&2; exit 1; }
+
 echo "==> starting the policy engine against cluster1 (flotilla policy run --kubeconfig $K)"
 "$FLOTILLA" policy run --kubeconfig "$K" --install-crds --metrics-addr 127.0.0.1:18383 >"$work/engine.log" 2>&1 &
 engine=$!

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -67,7 +67,7 @@ func runWithCredential(ctx context.Context, addon string, o AgentOptions, body f
 		defer t.Stop()
 		for {
 			// The install namespace comes with the addon's manifests.
-			if err := framework.RenewLease(ctx, spoke, o.Namespace, addon, o.LeaseDuration); apierrors.IsNotFound(err) {
+			if err := addonagent.RenewLease(ctx, spoke, o.Namespace, addon, o.LeaseDuration); apierrors.IsNotFound(err) {
 				o.Log.V(1).Info("not renewing the lease yet", "reason", err.Error())
 			} else if err != nil && ctx.Err() == nil {
 				o.Log.Error(err, "renew lease")
@@ -88,7 +88,7 @@ func runWithCredential(ctx context.Context, addon string, o AgentOptions, body f
 	)
 	defer func() { cancel() }()
 	for {
-		cred, err := framework.ReadHubCredential(ctx, spoke, o.Namespace, addon)
+		cred, err := addonagent.ReadHubCredential(ctx, spoke, o.Namespace, addon)
 		switch {
 		case err != nil && cur == nil:
 			o.Log.V(1).Info("waiting for the hub credential", "reason", err.Error())

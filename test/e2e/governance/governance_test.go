@@ -19,9 +19,9 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/hubtemplate"
@@ -165,10 +165,10 @@ func eventuallyRoot(t *testing.T, name string, want policyv1.ComplianceState) {
 func TestFrameworkCredentialRefusals(t *testing.T) {
 	ctx := context.Background()
 	sk := kubernetes.NewForConfigOrDie(env.Clusters[0].Config)
-	var cred *framework.HubCredential
+	var cred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
+		cred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
 		return err == nil
 	}, timeout, tick)
 	assert.Contains(t, cred.AgentName, "governance-policy-framework")
@@ -204,10 +204,10 @@ func TestFrameworkCredentialRefusals(t *testing.T) {
 	assert.False(t, apierrors.IsForbidden(err), "its own encryption key: %v", err)
 
 	// The config-policy-controller's credential reads nothing on the hub.
-	var cpCred *framework.HubCredential
+	var cpCred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cpCred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.ConfigPolicyName)
+		cpCred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.ConfigPolicyName)
 		return err == nil
 	}, timeout, tick)
 	cp, err := client.New(cpCred.Config, client.Options{Scheme: scheme.New()})

@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
@@ -198,10 +198,10 @@ func TestHistoryFromSpokeEvents(t *testing.T) {
 func TestForwardedHistoryIdentity(t *testing.T) {
 	ctx := context.Background()
 	sk := kubernetes.NewForConfigOrDie(env.Clusters[0].Config)
-	var cred *framework.HubCredential
+	var cred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
+		cred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
 		return err == nil
 	}, timeout, tick)
 	c, err := client.New(cred.Config, client.Options{Scheme: scheme.New()})

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/hub"
-	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/hub/deploy"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"

@@ -24,6 +24,7 @@ import (
 	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -90,7 +91,7 @@ func TestGovernanceRoundTrip(t *testing.T) {
 		assert.Equal(t, "NIST SP 800-53", local.Annotations[policyv1.StandardsAnnotation])
 		require.Len(t, cp.OwnerReferences, 1)
 		assert.Equal(t, local.UID, cp.OwnerReferences[0].UID)
-		assert.Equal(t, replica, cp.Labels[governance.PolicyLabel])
+		assert.Equal(t, replica, cp.Labels[agent.PolicyLabel])
 
 		// NonCompliant on the hub replica, with history.
 		rep := eventuallyReplica(t, cluster, replica, policyv1.NonCompliant)
@@ -98,7 +99,7 @@ func TestGovernanceRoundTrip(t *testing.T) {
 		assert.Equal(t, "policy-namespace-prod", rep.Status.Details[0].TemplateMeta.Name)
 		require.NotEmpty(t, rep.Status.Details[0].History)
 		assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "NonCompliant"), rep.Status.Details[0].History[0].Message)
-		assert.LessOrEqual(t, len(rep.Status.Details[0].History), governance.MaxHistory)
+		assert.LessOrEqual(t, len(rep.Status.Details[0].History), agent.MaxHistory)
 	}
 	eventuallyRoot(t, root.Name, policyv1.NonCompliant)
 
@@ -312,7 +313,7 @@ func TestHubTemplateError(t *testing.T) {
 	}, timeout, tick, "spoke report with both templates: %+v", rep.Status)
 	assert.Equal(t, policyv1.NonCompliant, rep.Status.ComplianceState)
 	require.NotEmpty(t, rep.Status.Details[0].History)
-	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, governance.HubTemplateErrorPrefix), rep.Status.Details[0].History[0].Message)
+	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, agent.HubTemplateErrorPrefix), rep.Status.Details[0].History[0].Message)
 	sc := spokeCli(t, 0)
 	assert.True(t, apierrors.IsNotFound(sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "from-missing"}, &policyv1.ConfigurationPolicy{})))
 	// Settled: the status stays as the spoke wrote it.

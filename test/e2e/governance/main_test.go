@@ -24,6 +24,7 @@ import (
 	"flotilla.dev/flotilla/klusterlet"
 	"flotilla.dev/flotilla/klusterlet/join"
 	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/test/hubtest"
 	"flotilla.dev/flotilla/test/testenv"
 )
@@ -94,10 +95,10 @@ func run(m *testing.M) int {
 				return 1
 			}
 		}
-		o := governance.AgentOptions{SpokeConfig: spoke.Config, ClusterName: name, LeaseDuration: 5 * time.Second,
+		o := agent.Options{SpokeConfig: spoke.Config, ClusterName: name, LeaseDuration: 5 * time.Second,
 			CredentialInterval: 200 * time.Millisecond, Log: klog.Background()}
-		go func() { _ = governance.RunFrameworkAgent(ctx, o) }()
-		go func() { _ = governance.RunConfigPolicyAgent(ctx, o) }()
+		go func() { _ = agent.RunFramework(ctx, o) }()
+		go func() { _ = agent.RunConfigPolicy(ctx, o) }()
 	}
 	if err := accept.Accept(ctx, accept.Options{Config: env.Hub.Config, Clusters: names, Wait: true, Timeout: timeout}); err != nil {
 		fmt.Fprintln(os.Stderr, "accept:", err)

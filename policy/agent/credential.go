@@ -1,63 +1,21 @@
-package governance
+package agent
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"flotilla.dev/flotilla/internal/addonagent"
-	"flotilla.dev/flotilla/internal/ocm"
 )
-
-// AgentOptions configure both governance agents. Every field documents its default.
-type AgentOptions struct {
-	// SpokeConfig reaches the managed cluster. Required.
-	SpokeConfig *rest.Config
-	// ClusterName is the managed cluster's name on the hub (and the namespace
-	// its replicas and templates live in on both sides). Required.
-	ClusterName string
-	// Namespace is the install namespace (Lease, hub credential Secret).
-	// Default open-cluster-management-agent-addon.
-	Namespace string
-	// LeaseDuration written on the Lease, renewed every fifth of it. Default 60s.
-	LeaseDuration time.Duration
-	// CredentialInterval is how often the hub credential Secret is read again
-	// (waiting for it, and restarting on a rotated certificate). Default 5s.
-	CredentialInterval time.Duration
-	// Log receives progress and errors. Default: logr.Discard().
-	Log logr.Logger
-}
-
-func (o *AgentOptions) defaults(addon string) error {
-	if o.SpokeConfig == nil || o.ClusterName == "" {
-		return errors.New(addon + " agent: SpokeConfig and ClusterName are required")
-	}
-	if o.Namespace == "" {
-		o.Namespace = ocm.DefaultAddonInstallNamespace
-	}
-	if o.LeaseDuration <= 0 {
-		o.LeaseDuration = 60 * time.Second
-	}
-	if o.CredentialInterval <= 0 {
-		o.CredentialInterval = 5 * time.Second
-	}
-	if o.Log.GetSink() == nil {
-		o.Log = logr.Discard()
-	}
-	o.Log = o.Log.WithValues("addon", addon, "cluster", o.ClusterName)
-	return nil
-}
 
 // runWithCredential renews the addon's Lease and runs body with the agent's
 // hub credential: it waits until the credential Secret holds a certificate,
 // and restarts body when the certificate changes (a rotation).
-func runWithCredential(ctx context.Context, addon string, o AgentOptions, body func(ctx context.Context, hub *rest.Config) error) error {
+func runWithCredential(ctx context.Context, addon string, o Options, body func(ctx context.Context, hub *rest.Config) error) error {
 	spoke, err := kubernetes.NewForConfig(o.SpokeConfig)
 	if err != nil {
 		return err

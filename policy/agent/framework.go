@@ -219,7 +219,10 @@ func (y *syncer) allReplicas(ctx context.Context, extra []string) []string {
 // sync, status sync.
 func (y *syncer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := y.sync(ctx, req.Name)
-	if apierrors.IsConflict(err) {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return reconcile.Result{}, nil // the run is ending: its requests fail, quietly
+	case apierrors.IsConflict(err):
 		y.o.Log.V(1).Info("sync policy again: it changed meanwhile", "policy", req.Name)
 		return reconcile.Result{RequeueAfter: conflictRetry}, nil
 	}

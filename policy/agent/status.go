@@ -25,6 +25,9 @@ type TemplateState struct {
 	Compliance policyv1.ComplianceState
 	// IgnorePending leaves a Pending template out of the policy's compliance.
 	IgnorePending bool
+	// Changed is when the template's engine last changed its state, as its
+	// own status history says (zero when it says nothing).
+	Changed time.Time
 }
 
 // EventReason is the reason of a template's compliance events on its policy.
@@ -175,6 +178,24 @@ func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) 
 			continue
 		}
 		if EventState(details[i].History[0].Message) != t.Compliance {
+			return t.Name
+		}
+	}
+	return ""
+}
+
+// Unheard names the first template whose engine changed its state less than
+// window before now while none of its compliance events is seen yet: its
+// first event is on its way (the engine writes the status, then the event),
+// and a status written now would show the state with no history at all. A
+// state older than window with no event (events expire) is not waited for.
+// "" when there is none.
+func Unheard(templates []TemplateState, details []*policyv1.DetailsPerTemplate, now time.Time, window time.Duration) string {
+	for i, t := range templates {
+		if t.Compliance == "" || t.Changed.IsZero() || now.Sub(t.Changed) >= window || i >= len(details) || details[i] == nil {
+			continue
+		}
+		if len(details[i].History) == 0 {
 			return t.Name
 		}
 	}

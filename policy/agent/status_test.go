@@ -105,3 +105,33 @@ func TestLagging(t *testing.T) {
 	assert.Equal(t, policyv1.NonCompliant, EventState("NonCompliant; Compliant; x"))
 	assert.Equal(t, policyv1.Pending, EventState("Pending; x"))
 }
+
+// Unheard: a state the engine set moments ago whose first event is not seen
+// yet is waited for; an old one (its events expired) is not.
+func TestUnheard(t *testing.T) {
+	now := time.Unix(5000, 0)
+	h := func(msgs ...string) *policyv1.DetailsPerTemplate {
+		d := &policyv1.DetailsPerTemplate{}
+		for _, m := range msgs {
+			d.History = append(d.History, policyv1.ComplianceHistory{Message: m})
+		}
+		return d
+	}
+	cases := []struct {
+		name      string
+		templates []TemplateState
+		details   []*policyv1.DetailsPerTemplate
+		want      string
+	}{
+		{"first event on its way", []TemplateState{{Name: "a", Compliance: policyv1.NonCompliant, Changed: now.Add(-time.Second)}}, []*policyv1.DetailsPerTemplate{h()}, "a"},
+		{"event seen", []TemplateState{{Name: "a", Compliance: policyv1.NonCompliant, Changed: now.Add(-time.Second)}}, []*policyv1.DetailsPerTemplate{h("NonCompliant; x")}, ""},
+		{"events expired long ago", []TemplateState{{Name: "a", Compliance: policyv1.NonCompliant, Changed: now.Add(-time.Hour)}}, []*policyv1.DetailsPerTemplate{h()}, ""},
+		{"engine says not when", []TemplateState{{Name: "a", Compliance: policyv1.NonCompliant}}, []*policyv1.DetailsPerTemplate{h()}, ""},
+		{"not evaluated", []TemplateState{{Name: "a", Changed: now}}, []*policyv1.DetailsPerTemplate{h()}, ""},
+		{"second unheard", []TemplateState{{Name: "a", Compliance: policyv1.Compliant, Changed: now}, {Name: "b", Compliance: policyv1.Compliant, Changed: now}},
+			[]*policyv1.DetailsPerTemplate{h("Compliant; ok"), h()}, "b"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { assert.Equal(t, c.want, Unheard(c.templates, c.details, now, maxEventLag)) })
+	}
+}

@@ -29,10 +29,14 @@ func (y *syncer) statusSync(ctx context.Context, rep, local *policyv1.Policy, st
 	}
 	fwdErr := y.forward(ctx, rep, HubEvents(y.ns, rep, states, l.Items))
 	compliant, details := Status(y.ns, local.Name, states, l.Items)
-	if t := Lagging(states, details); t != "" {
+	t := Lagging(states, details)
+	if t == "" {
+		t = Unheard(states, details, time.Now(), maxEventLag)
+	}
+	if t != "" {
 		// The engine wrote the template's status; its event follows (and
 		// brings this policy back). Wait for it rather than pair the new
-		// state with the old history, unless it never comes.
+		// state with the old history (or none), unless it never comes.
 		since, seen := y.lagging[local.Name]
 		if !seen {
 			since = time.Now()

@@ -153,6 +153,9 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			continue
 		}
 		st.Compliance = cur.Status.ComplianceState
+		if h := cur.Status.History; len(h) > 0 {
+			st.Changed = h[0].LastTimestamp.Time
+		}
 		if !equality.Semantic.DeepEqual(cur.Spec, want.Spec) || !reflect.DeepEqual(cur.Labels, labels) ||
 			len(cur.OwnerReferences) != 1 || cur.OwnerReferences[0].UID != local.UID {
 			upd := cur.DeepCopy()

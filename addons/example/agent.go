@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
-	"flotilla.dev/flotilla/addons/framework"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -55,7 +55,7 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 	for {
 		// Until the addon is enabled on the cluster its namespace and credential
 		// do not exist: say so quietly (a hosted agent starts before that).
-		if err := framework.RenewLease(ctx, spoke, opts.Namespace, Name, opts.LeaseDuration); apierrors.IsNotFound(err) {
+		if err := addonagent.RenewLease(ctx, spoke, opts.Namespace, Name, opts.LeaseDuration); apierrors.IsNotFound(err) {
 			log.V(2).Info("not enabled yet: no install namespace", "namespace", opts.Namespace)
 		} else if err != nil {
 			log.Error(err, "renew lease")
@@ -75,7 +75,7 @@ func RunAgent(ctx context.Context, opts AgentOptions) error {
 
 // copyOnce mirrors the labelled ConfigMaps of the cluster namespace on the hub.
 func copyOnce(ctx context.Context, spoke kubernetes.Interface, opts AgentOptions) error {
-	cred, err := framework.ReadHubCredential(ctx, spoke, opts.Namespace, Name)
+	cred, err := addonagent.ReadHubCredential(ctx, spoke, opts.Namespace, Name)
 	if err != nil {
 		return err
 	}

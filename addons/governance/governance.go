@@ -1,8 +1,10 @@
-// Package governance is the spoke side of governance, delivered as the two
-// addons OCM names: governance-policy-framework (spec sync, template sync and
-// status sync between the cluster's replica policies on the hub and the
-// managed cluster) and config-policy-controller (the ConfigurationPolicy
-// engine on the managed cluster).
+// Package governance delivers the spoke side of governance as the two addons
+// OCM names: governance-policy-framework (spec sync, template sync and status
+// sync between the cluster's replica policies on the hub and the managed
+// cluster) and config-policy-controller (the ConfigurationPolicy engine on
+// the managed cluster). It holds the addons' registration only: their names,
+// manifests, hub rights and health. Their agents live beside the engine, in
+// package policy/agent.
 //
 // Each agent is a flotilla subcommand (`flotilla addon-agent <addon>`) with
 // its own hub credential from addon registration. The framework agent's hub
@@ -30,14 +32,12 @@ import (
 
 const (
 	// FrameworkName is OCM's name of the policy framework addon.
-	FrameworkName = "governance-policy-framework"
+	FrameworkName = ocm.PolicyFrameworkAddon
 	// ConfigPolicyName is OCM's name of the configuration policy addon.
-	ConfigPolicyName = "config-policy-controller"
+	ConfigPolicyName = ocm.ConfigPolicyAddon
 	// DefaultImage runs the agents when delivered as Deployments and no image
 	// is set (the hub sets its --addon-image).
 	DefaultImage = image.DefaultRegistry + "/" + image.Repository + ":latest"
-	// PolicyLabel on a template names the replica policy that carries it.
-	PolicyLabel = policyv1.GroupName + "/policy"
 )
 
 // FrameworkHubRules are the framework agent's hub rights, in its cluster

@@ -12,6 +12,7 @@ import (
 	"flotilla.dev/flotilla/addons/example"
 	"flotilla.dev/flotilla/addons/governance"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/policy/agent"
 )
 
 // newAddonAgentCommand is `flotilla addon-agent <addon>`: the agents of the
@@ -20,8 +21,8 @@ import (
 func newAddonAgentCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "addon-agent", Short: "Run the agent of an addon Flotilla ships"}
 	cmd.AddCommand(newExampleAgentCommand(),
-		newGovernanceAgentCommand(governance.FrameworkName, "Run the policy framework agent (spec, template and status sync of the cluster's policies)", governance.RunFrameworkAgent),
-		newGovernanceAgentCommand(governance.ConfigPolicyName, "Run the ConfigurationPolicy engine on the managed cluster", governance.RunConfigPolicyAgent))
+		newGovernanceAgentCommand(governance.FrameworkName, "Run the policy framework agent (spec, template and status sync of the cluster's policies)", agent.RunFramework),
+		newGovernanceAgentCommand(governance.ConfigPolicyName, "Run the ConfigurationPolicy engine on the managed cluster", agent.RunConfigPolicy))
 	return cmd
 }
 
@@ -55,9 +56,9 @@ func newExampleAgentCommand() *cobra.Command {
 	return cmd
 }
 
-func newGovernanceAgentCommand(name, short string, run func(context.Context, governance.AgentOptions) error) *cobra.Command {
+func newGovernanceAgentCommand(name, short string, run func(context.Context, agent.Options) error) *cobra.Command {
 	var (
-		o                governance.AgentOptions
+		o                agent.Options
 		kubeconfig, kctx string
 	)
 	cmd := &cobra.Command{

@@ -19,6 +19,17 @@ const (
 	AddonGroup = "addon.open-cluster-management.io"
 )
 
+// OCM's names of the two governance addons. The addon's registration
+// (addons/governance) and its agent (policy/agent: the Lease, the hub
+// credential Secret, the source of its events) both name them.
+const (
+	// PolicyFrameworkAddon delivers the cluster's replica policies and reports
+	// their compliance (spec, template and status sync).
+	PolicyFrameworkAddon = "governance-policy-framework"
+	// ConfigPolicyAddon runs the ConfigurationPolicy engine.
+	ConfigPolicyAddon = "config-policy-controller"
+)
+
 // AddonAgentUser is the user name (certificate CN) of an addon's agent on a cluster.
 func AddonAgentUser(cluster, addon, agent string) string {
 	return fmt.Sprintf("%scluster:%s:addon:%s:agent:%s", GroupPrefix, cluster, addon, agent)

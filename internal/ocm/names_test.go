@@ -24,4 +24,6 @@ func TestAddonNames(t *testing.T) {
 	assert.Equal(t, "a-hub-kubeconfig", AddonHubKubeconfigSecret("a"))
 	assert.Equal(t, "addon-a-deploy-0", AddonDeployWorkName("a", 0))
 	assert.Equal(t, "addon-a-pre-delete", AddonPreDeleteWorkName("a"))
+	assert.Equal(t, "governance-policy-framework", PolicyFrameworkAddon, "OCM's name")
+	assert.Equal(t, "config-policy-controller", ConfigPolicyAddon, "OCM's name")
 }

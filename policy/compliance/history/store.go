@@ -277,7 +277,7 @@ func FromHubEvent(e *corev1.Event, replica *policyv1.Policy) (Event, error) {
 		at = e.FirstTimestamp.Time
 	}
 	// The agent puts the source event's microsecond time in eventTime
-	// (governance.HubEvents); the hub Event's own name is a digest.
+	// (agent.HubEvents, package policy/agent); the hub Event's own name is a digest.
 	at = PreciseTime(at, "", e.EventTime.Time)
 	out := Event{Policy: ns + "/" + name, Template: template, Cluster: cluster, State: stateOfMessage(e.Message), Message: e.Message, Time: at}
 	if err := out.Validate(); err != nil {

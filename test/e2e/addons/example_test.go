@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/example"
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -69,7 +69,7 @@ func TestExampleAddon(t *testing.T) {
 	assert.Equal(t, "example-agent", string(sec.Data["agent-name"]))
 
 	// What the credential may and may not do on the hub.
-	cred, err := framework.ReadHubCredential(ctx, spoke(0), ns, example.Name)
+	cred, err := addonagent.ReadHubCredential(ctx, spoke(0), ns, example.Name)
 	require.NoError(t, err)
 	asAgent := kubernetes.NewForConfigOrDie(cred.Config)
 	_, err = asAgent.CoreV1().ConfigMaps(cluster).List(ctx, metav1.ListOptions{})

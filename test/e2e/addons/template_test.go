@@ -21,8 +21,8 @@ import (
 
 	"flotilla.dev/flotilla/addons/approve"
 	"flotilla.dev/flotilla/addons/deploy"
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/ops"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -65,9 +65,9 @@ func TestTemplateAddon(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "cluster1", cm.Data["cluster"], "placeholders filled per cluster")
 
-	var cred *framework.HubCredential
+	var cred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
-		cred, err = framework.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
+		cred, err = addonagent.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
 		return err == nil
 	}, timeout, tick, "the klusterlet writes hello-hub-kubeconfig")
 	asAgent := kubernetes.NewForConfigOrDie(cred.Config)
@@ -92,7 +92,7 @@ func TestTemplateAddon(t *testing.T) {
 		got, err := spoke(0).CoreV1().Secrets(sec.Namespace).Get(ctx, sec.Name, metav1.GetOptions{})
 		return err == nil && string(got.Data["tls.crt"]) != old && string(got.Data["tls.crt"]) != string(klusterletCert.Data["tls.crt"])
 	}, timeout, tick, "the klusterlet issues a new certificate for the agent")
-	cred, err = framework.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
+	cred, err = addonagent.ReadHubCredential(ctx, spoke(0), "open-cluster-management-agent-addon", "hello")
 	require.NoError(t, err)
 	_, err = kubernetes.NewForConfigOrDie(cred.Config).CoreV1().ConfigMaps("cluster1").List(ctx, metav1.ListOptions{})
 	assert.NoError(t, err, "the new certificate works")

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
 
@@ -90,7 +90,7 @@ func TestGatekeeperPolicy(t *testing.T) {
 	require.NoError(t, err)
 	action, _, _ := unstructured.NestedString(c.Object, "spec", "enforcementAction")
 	assert.Equal(t, "warn", action, "inform delivers the constraint as warn")
-	assert.Equal(t, ns+".gk-labels", c.GetLabels()[governance.PolicyLabel])
+	assert.Equal(t, ns+".gk-labels", c.GetLabels()[agent.PolicyLabel])
 	eventuallyRootState(t, ns, "gk-labels", policyv1.NonCompliant)
 
 	// Fixed on the spoke: Compliant on the hub.

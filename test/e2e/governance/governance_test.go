@@ -19,11 +19,12 @@ import (
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -90,7 +91,7 @@ func TestGovernanceRoundTrip(t *testing.T) {
 		assert.Equal(t, "NIST SP 800-53", local.Annotations[policyv1.StandardsAnnotation])
 		require.Len(t, cp.OwnerReferences, 1)
 		assert.Equal(t, local.UID, cp.OwnerReferences[0].UID)
-		assert.Equal(t, replica, cp.Labels[governance.PolicyLabel])
+		assert.Equal(t, replica, cp.Labels[agent.PolicyLabel])
 
 		// NonCompliant on the hub replica, with history. The status may be
 		// written before the compliance event that makes its history has
@@ -104,7 +105,7 @@ func TestGovernanceRoundTrip(t *testing.T) {
 			return len(rep.Status.Details[0].History) > 0
 		}, timeout, tick, "the hub replica on %s has its history", cluster)
 		assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, "NonCompliant"), rep.Status.Details[0].History[0].Message)
-		assert.LessOrEqual(t, len(rep.Status.Details[0].History), governance.MaxHistory)
+		assert.LessOrEqual(t, len(rep.Status.Details[0].History), agent.MaxHistory)
 	}
 	eventuallyRoot(t, root.Name, policyv1.NonCompliant)
 
@@ -171,10 +172,10 @@ func eventuallyRoot(t *testing.T, name string, want policyv1.ComplianceState) {
 func TestFrameworkCredentialRefusals(t *testing.T) {
 	ctx := context.Background()
 	sk := kubernetes.NewForConfigOrDie(env.Clusters[0].Config)
-	var cred *framework.HubCredential
+	var cred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
+		cred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
 		return err == nil
 	}, timeout, tick)
 	assert.Contains(t, cred.AgentName, "governance-policy-framework")
@@ -210,10 +211,10 @@ func TestFrameworkCredentialRefusals(t *testing.T) {
 	assert.False(t, apierrors.IsForbidden(err), "its own encryption key: %v", err)
 
 	// The config-policy-controller's credential reads nothing on the hub.
-	var cpCred *framework.HubCredential
+	var cpCred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cpCred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.ConfigPolicyName)
+		cpCred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.ConfigPolicyName)
 		return err == nil
 	}, timeout, tick)
 	cp, err := client.New(cpCred.Config, client.Options{Scheme: scheme.New()})
@@ -318,7 +319,7 @@ func TestHubTemplateError(t *testing.T) {
 	}, timeout, tick, "spoke report with both templates: %+v", rep.Status)
 	assert.Equal(t, policyv1.NonCompliant, rep.Status.ComplianceState)
 	require.NotEmpty(t, rep.Status.Details[0].History)
-	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, governance.HubTemplateErrorPrefix), rep.Status.Details[0].History[0].Message)
+	assert.True(t, strings.HasPrefix(rep.Status.Details[0].History[0].Message, agent.HubTemplateErrorPrefix), rep.Status.Details[0].History[0].Message)
 	sc := spokeCli(t, 0)
 	assert.True(t, apierrors.IsNotFound(sc.Get(ctx, client.ObjectKey{Namespace: "cluster1", Name: "from-missing"}, &policyv1.ConfigurationPolicy{})))
 	// Settled: the status stays as the spoke wrote it.

@@ -22,11 +22,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
@@ -59,7 +60,7 @@ func spokeHistory(t *testing.T, k kubernetes.Interface, cluster, replica, templa
 	require.NoError(t, err)
 	var out []history.Event
 	for _, e := range l.Items {
-		if e.InvolvedObject.Kind != "Policy" || e.InvolvedObject.Name != replica || e.Reason != governance.EventReason(cluster, template) {
+		if e.InvolvedObject.Kind != "Policy" || e.InvolvedObject.Name != replica || e.Reason != agent.EventReason(cluster, template) {
 			continue
 		}
 		at := e.LastTimestamp.Time
@@ -107,7 +108,7 @@ func flap(t *testing.T, k kubernetes.Interface, cluster, replica, template strin
 		_, err := k.CoreV1().Events(cluster).Create(context.Background(), &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.flap%02d", replica, i), Namespace: cluster},
 			InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy", Namespace: cluster, Name: replica, UID: local.UID},
-			Reason:         governance.EventReason(cluster, template), Message: msg, Type: typ,
+			Reason:         agent.EventReason(cluster, template), Message: msg, Type: typ,
 			Source:         corev1.EventSource{Component: governance.ConfigPolicyName},
 			FirstTimestamp: at, LastTimestamp: at, Count: 1,
 		}, metav1.CreateOptions{})
@@ -172,7 +173,7 @@ func TestHistoryFromSpokeEvents(t *testing.T) {
 	var rep policyv1.Policy
 	require.NoError(t, hubCli.Get(ctx, clientKey(cluster, replica), &rep))
 	for _, d := range rep.Status.Details {
-		assert.LessOrEqual(t, len(d.History), governance.MaxHistory, "the replica keeps the newest ten only")
+		assert.LessOrEqual(t, len(d.History), agent.MaxHistory, "the replica keeps the newest ten only")
 	}
 
 	s := open()
@@ -198,10 +199,10 @@ func TestHistoryFromSpokeEvents(t *testing.T) {
 func TestForwardedHistoryIdentity(t *testing.T) {
 	ctx := context.Background()
 	sk := kubernetes.NewForConfigOrDie(env.Clusters[0].Config)
-	var cred *framework.HubCredential
+	var cred *addonagent.HubCredential
 	require.Eventually(t, func() bool {
 		var err error
-		cred, err = framework.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
+		cred, err = addonagent.ReadHubCredential(ctx, sk, ocm.DefaultAddonInstallNamespace, governance.FrameworkName)
 		return err == nil
 	}, timeout, tick)
 	c, err := client.New(cred.Config, client.Options{Scheme: scheme.New()})

@@ -16,6 +16,7 @@ import (
 
 	"flotilla.dev/flotilla/addons/governance"
 	"flotilla.dev/flotilla/addons/ops"
+	"flotilla.dev/flotilla/policy/agent"
 	"flotilla.dev/flotilla/test/fleet"
 	"flotilla.dev/flotilla/test/testenv"
 )
@@ -44,10 +45,10 @@ func TestMain(m *testing.M) {
 					return fmt.Errorf("gatekeeper CRD: %w", err)
 				}
 			}
-			o := governance.AgentOptions{SpokeConfig: spoke.Config, ClusterName: spoke.Name, LeaseDuration: 5 * time.Second,
+			o := agent.Options{SpokeConfig: spoke.Config, ClusterName: spoke.Name, LeaseDuration: 5 * time.Second,
 				CredentialInterval: 200 * time.Millisecond, Log: klog.Background()}
-			go func() { _ = governance.RunFrameworkAgent(ctx, o) }()
-			go func() { _ = governance.RunConfigPolicyAgent(ctx, o) }()
+			go func() { _ = agent.RunFramework(ctx, o) }()
+			go func() { _ = agent.RunConfigPolicy(ctx, o) }()
 			return nil
 		},
 		Setup: func(ctx context.Context, f *fleet.Fleet) error {

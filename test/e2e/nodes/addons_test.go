@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/example"
-	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 )
@@ -122,7 +122,7 @@ func testExampleAddonPod(t *testing.T, dataDir string, hub, spokeCfg *rest.Confi
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		sec, err := spoke.CoreV1().Secrets(ocm.DefaultAddonInstallNamespace).Get(ctx, ocm.AddonHubKubeconfigSecret(example.Name), metav1.GetOptions{})
 		require.NoError(c, err)
-		assert.NotEmpty(c, sec.Data[framework.SecretKeyCert], "the klusterlet wrote the credential from the approved CSR")
+		assert.NotEmpty(c, sec.Data[addonagent.SecretKeyCert], "the klusterlet wrote the credential from the approved CSR")
 	}, timeout, tick)
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "from-hub-addon", Namespace: "cluster1", Labels: map[string]string{example.CopyLabel: "true"}},

@@ -5,10 +5,11 @@
 //     in cluster namespaces): every entry of their status.details[].history;
 //   - the compliance Events the managed clusters' framework agents forward to
 //     the hub (labelled flotilla.dev/compliance-history=true, on the replica
-//     in the cluster's namespace; see governance.HubEvents): every transition,
-//     where a replica keeps its ten newest per template. history.FromHubEvent
-//     checks that the replica is in the Event's own namespace (a cluster's
-//     agent may create Events there only) and takes the cluster from it.
+//     in the cluster's namespace; see agent.HubEvents in policy/agent):
+//     every transition, where a replica keeps its ten newest per template.
+//     history.FromHubEvent checks that the replica is in the Event's own
+//     namespace (a cluster's agent may create Events there only) and takes
+//     the cluster from it.
 //
 // Work happens on events: a replica or forwarded Event is reconciled when it
 // appears (including the informers' initial lists at hub start) and a

@@ -136,7 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // EventReconciler records the compliance events the managed clusters'
-// framework agents forward to the hub (governance.HubEvents): all of a
+// framework agents forward to the hub (agent.HubEvents, package policy/agent): all of a
 // cluster's transitions, where its replica's history keeps the ten newest.
 type EventReconciler struct {
 	events   client.Reader

@@ -184,7 +184,7 @@ func replica(cluster string) *policyv1.Policy {
 	}}}
 }
 
-// hubEvent is f as the framework agent forwards it (governance.HubEvents).
+// hubEvent is f as the framework agent forwards it (agent.HubEvents, package policy/agent).
 func hubEvent(rep *policyv1.Policy, template string, f flip) corev1.Event {
 	at := metav1.NewTime(f.at.Truncate(time.Second))
 	return corev1.Event{

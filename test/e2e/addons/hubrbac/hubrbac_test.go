@@ -27,6 +27,7 @@ import (
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/registration/accept"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet"
@@ -109,7 +110,7 @@ func TestAddonsWithShippedRBAC(t *testing.T) {
 	for _, addon := range []string{example.Name, "signed"} {
 		require.Eventually(t, func() bool {
 			sec, err := spokeKube.CoreV1().Secrets(ocm.DefaultAddonInstallNamespace).Get(ctx, ocm.AddonHubKubeconfigSecret(addon), metav1.GetOptions{})
-			return err == nil && len(sec.Data[framework.SecretKeyCert]) > 0
+			return err == nil && len(sec.Data[addonagent.SecretKeyCert]) > 0
 		}, time.Minute, 200*time.Millisecond, "%s: CSR approved (and signed) by the hub with its own rights", addon)
 	}
 	// The example agent's hub Role was granted by the hub identity.

@@ -1,8 +1,7 @@
-package governance
+package agent
 
 import (
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
-	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/compliance/history"
 )
 
@@ -27,6 +25,9 @@ type TemplateState struct {
 	Compliance policyv1.ComplianceState
 	// IgnorePending leaves a Pending template out of the policy's compliance.
 	IgnorePending bool
+	// Changed is when the template's engine last changed its state, as its
+	// own status history says (zero when it says nothing).
+	Changed time.Time
 }
 
 // EventReason is the reason of a template's compliance events on its policy.
@@ -183,51 +184,20 @@ func Lagging(templates []TemplateState, details []*policyv1.DetailsPerTemplate) 
 	return ""
 }
 
-// ForwardAction is the action of the compliance events the framework agent
-// forwards to the hub.
-const ForwardAction = "ComplianceStateForwarded"
-
-// HubEvents are the compliance events of the replica's templates on the
-// managed cluster (all of them, not only the MaxHistory newest the status
-// keeps), as the framework agent forwards them to the hub: on the hub replica
-// rep, in its cluster namespace, labelled ocm.HistoryLabel, at the time the
-// replica's history shows (whole seconds: lastTimestamp) with the event's
-// microsecond time in eventTime (preciseTime), so that the hub orders
-// transitions within one second. An event's name is a digest of its
-// template, microsecond time and message, so forwarding the same event again
-// (an agent restart) names the same hub event.
-func HubEvents(namespace string, rep *policyv1.Policy, templates []TemplateState, events []corev1.Event) []corev1.Event {
-	reasons := map[string]bool{}
-	for _, t := range templates {
-		reasons[EventReason(namespace, t.Name)] = true
-	}
-	var out []corev1.Event
-	for _, e := range events {
-		if e.InvolvedObject.Kind != "Policy" || e.InvolvedObject.Name != rep.Name || e.Namespace != namespace || !reasons[e.Reason] {
+// Unheard names the first template whose engine changed its state less than
+// window before now while none of its compliance events is seen yet: its
+// first event is on its way (the engine writes the status, then the event),
+// and a status written now would show the state with no history at all. A
+// state older than window with no event (events expire) is not waited for.
+// "" when there is none.
+func Unheard(templates []TemplateState, details []*policyv1.DetailsPerTemplate, now time.Time, window time.Duration) string {
+	for i, t := range templates {
+		if t.Compliance == "" || t.Changed.IsZero() || now.Sub(t.Changed) >= window || i >= len(details) || details[i] == nil {
 			continue
 		}
-		precise := preciseTime(e)
-		at := metav1.Unix(precise.Unix(), 0)
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%d\x00%s", e.Reason, precise.UnixMicro(), e.Message)
-		typ := corev1.EventTypeWarning
-		if EventState(e.Message) == policyv1.Compliant {
-			typ = corev1.EventTypeNormal
+		if len(details[i].History) == 0 {
+			return t.Name
 		}
-		out = append(out, corev1.Event{
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%016x", rep.Name, h.Sum64()), Namespace: rep.Namespace,
-				Labels: map[string]string{ocm.HistoryLabel: "true"}},
-			InvolvedObject: corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "Policy",
-				Namespace: rep.Namespace, Name: rep.Name, UID: rep.UID},
-			Reason: e.Reason, Message: e.Message, Type: typ,
-			Source:         corev1.EventSource{Component: FrameworkName},
-			FirstTimestamp: at, LastTimestamp: at, Count: 1,
-			// An Event with an eventTime must say who reported it and what
-			// was done (the apiserver's validation).
-			EventTime: metav1.NewMicroTime(precise), ReportingController: FrameworkName,
-			ReportingInstance: FrameworkName + "-" + namespace, Action: ForwardAction,
-		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return ""
 }

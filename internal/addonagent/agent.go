@@ -1,4 +1,4 @@
-package framework
+package addonagent
 
 import (
 	"context"
@@ -14,8 +14,6 @@ import (
 
 	"flotilla.dev/flotilla/internal/ocm"
 )
-
-// Agent-side helpers: what an addon's agent on a managed cluster needs.
 
 // Keys of the Secret <addon>-hub-kubeconfig (OCM's).
 const (

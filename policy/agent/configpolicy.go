@@ -1,4 +1,4 @@
-package governance
+package agent
 
 import (
 	"context"
@@ -10,27 +10,28 @@ import (
 	"k8s.io/client-go/rest"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
 
-// RunConfigPolicyAgent runs the config-policy-controller agent until ctx
-// ends: the ConfigurationPolicy engine (the same runner as `flotilla policy
-// run`, watch-driven) on the ConfigurationPolicies of the cluster namespace,
-// once the addon's hub credential exists (the addon is enabled and
-// registered), and the addon's Lease. Where Gatekeeper is not installed, it
-// also runs Flotilla's Rego engine (package gatekeeper/live) on the
-// ConstraintTemplates and constraints policies deliver, installing the
-// ConstraintTemplate CRD; where Gatekeeper is installed (its
-// ConstraintTemplate CRD exists when the agent starts), Gatekeeper audits.
-func RunConfigPolicyAgent(ctx context.Context, o AgentOptions) error {
-	if err := o.defaults(ConfigPolicyName); err != nil {
+// RunConfigPolicy runs the config-policy-controller agent until ctx ends:
+// the ConfigurationPolicy engine (the same runner as `flotilla policy run`,
+// watch-driven) on the ConfigurationPolicies of the cluster namespace, once
+// the addon's hub credential exists (the addon is enabled and registered),
+// and the addon's Lease. Where Gatekeeper is not installed, it also runs
+// Flotilla's Rego engine (package gatekeeper/live) on the ConstraintTemplates
+// and constraints policies deliver, installing the ConstraintTemplate CRD;
+// where Gatekeeper is installed (its ConstraintTemplate CRD exists when the
+// agent starts), Gatekeeper audits.
+func RunConfigPolicy(ctx context.Context, o Options) error {
+	if err := o.defaults(ocm.ConfigPolicyAddon); err != nil {
 		return err
 	}
 	probes := []watchguard.Probe{{Name: "cluster", Config: o.SpokeConfig,
 		Resource: policyv1.GroupVersion.WithResource("configurationpolicies"), Namespace: o.ClusterName}}
-	return runWithCredential(ctx, ConfigPolicyName, o, func(ctx context.Context, _ *rest.Config) error {
+	return runWithCredential(ctx, ocm.ConfigPolicyAddon, o, func(ctx context.Context, _ *rest.Config) error {
 		// The engines' caches follow the cluster: a watch that died starts
 		// them again, listed afresh.
 		return watchguard.Run(ctx, o.Log, probes, func(ctx context.Context) error { return runEngines(ctx, o) })
@@ -39,7 +40,7 @@ func RunConfigPolicyAgent(ctx context.Context, o AgentOptions) error {
 
 // runEngines runs the ConfigurationPolicy engine and, without Gatekeeper,
 // the Rego engine, until ctx ends.
-func runEngines(ctx context.Context, o AgentOptions) error {
+func runEngines(ctx context.Context, o Options) error {
 	installed, err := gatekeeperInstalled(ctx, o.SpokeConfig)
 	if err != nil {
 		return err
@@ -49,13 +50,13 @@ func runEngines(ctx context.Context, o AgentOptions) error {
 	} else {
 		o.Log.Info("no Gatekeeper: running Flotilla's Rego engine on the constraints policies deliver")
 		if _, err := live.Start(ctx, live.Options{Config: o.SpokeConfig, InstallTemplateCRD: true,
-			Log: o.Log.WithName("gatekeeper"), EventSource: ConfigPolicyName}); err != nil {
+			Log: o.Log.WithName("gatekeeper"), EventSource: ocm.ConfigPolicyAddon}); err != nil {
 			return fmt.Errorf("start the Rego engine: %w", err)
 		}
 	}
 	o.Log.Info("running the ConfigurationPolicy engine", "namespace", o.ClusterName)
 	return configpolicy.Run(ctx, configpolicy.Options{
-		Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ConfigPolicyName,
+		Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ocm.ConfigPolicyAddon,
 	})
 }
 

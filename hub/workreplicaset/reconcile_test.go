@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"flotilla.dev/flotilla/internal/placementread/placementtest"
 	"flotilla.dev/flotilla/internal/scheme"
 )
 
@@ -31,27 +32,11 @@ import (
 const ns = "apps"
 
 func testPlacement(selected int32, scheduled bool) *clusterv1beta1.Placement {
-	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns, UID: "p-uid", Generation: 1}}
-	p.Status.NumberOfSelectedClusters = selected
-	if scheduled {
-		p.Status.Conditions = []metav1.Condition{{Type: clusterv1beta1.PlacementConditionSatisfied, Status: metav1.ConditionTrue,
-			Reason: "AllDecisionsScheduled", ObservedGeneration: 1}}
-	}
-	return p
+	return placementtest.Placement(ns, selected, scheduled)
 }
 
 func testDecision(name, ownerUID string, clusters ...string) *clusterv1beta1.PlacementDecision {
-	d := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-		Labels: map[string]string{clusterv1beta1.PlacementLabel: "all", clusterv1beta1.DecisionGroupIndexLabel: "0"}}}
-	if ownerUID != "" {
-		yes := true
-		d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "cluster.open-cluster-management.io/v1beta1", Kind: "Placement",
-			Name: "all", UID: types.UID(ownerUID), Controller: &yes}}
-	}
-	for _, c := range clusters {
-		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-	}
-	return d
+	return placementtest.Decision(ns, name, ownerUID, clusters...)
 }
 
 func testMWRS() *workv1alpha1.ManifestWorkReplicaSet {

@@ -8,40 +8,23 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"flotilla.dev/flotilla/internal/placementread/placementtest"
 	"flotilla.dev/flotilla/internal/scheme"
 )
 
 const ns = "default"
 
 func testPlacement(selected int32, scheduled bool) *clusterv1beta1.Placement {
-	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Name: "all", Namespace: ns, UID: "p-uid", Generation: 1}}
-	p.Status.NumberOfSelectedClusters = selected
-	if scheduled {
-		p.Status.Conditions = []metav1.Condition{{Type: clusterv1beta1.PlacementConditionSatisfied, Status: metav1.ConditionTrue,
-			Reason: "AllDecisionsScheduled", ObservedGeneration: 1}}
-	}
-	return p
+	return placementtest.Placement(ns, selected, scheduled)
 }
 
 func testDecision(name, ownerUID string, clusters ...string) *clusterv1beta1.PlacementDecision {
-	d := &clusterv1beta1.PlacementDecision{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
-		Labels: map[string]string{clusterv1beta1.PlacementLabel: "all", clusterv1beta1.DecisionGroupIndexLabel: "0"}}}
-	if ownerUID != "" {
-		yes := true
-		d.OwnerReferences = []metav1.OwnerReference{{APIVersion: "cluster.open-cluster-management.io/v1beta1", Kind: "Placement",
-			Name: "all", UID: types.UID(ownerUID), Controller: &yes}}
-	}
-	for _, c := range clusters {
-		d.Status.Decisions = append(d.Status.Decisions, clusterv1beta1.ClusterDecision{ClusterName: c})
-	}
-	return d
+	return placementtest.Decision(ns, name, ownerUID, clusters...)
 }
 
 // TestCheck was hub/workreplicaset's TestCheckDecisions.

@@ -127,9 +127,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		}
 	}
 	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
-		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
-			Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
-		})
+		ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
@@ -141,9 +139,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if mark := cluster.Annotations[csr.AutoAcceptedAnnotation]; mark != "" && mark != old.Annotations[csr.AutoAcceptedAnnotation] {
 		// The mark of the hub's own acceptance (auto-approve): whoever sets
 		// it must be one who may accept, on create as on update.
-		ok, err := v.allowed(ctx, req.UserInfo, authorizationv1.ResourceAttributes{
-			Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: cluster.Name,
-		})
+		ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
@@ -165,6 +161,13 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		}
 	}
 	return admission.Allowed("")
+}
+
+// mayAccept: may user accept ManagedCluster name (update managedclusters/accept)?
+func (v *Validator) mayAccept(ctx context.Context, user authenticationv1.UserInfo, name string) (bool, error) {
+	return v.allowed(ctx, user, authorizationv1.ResourceAttributes{
+		Group: ocm.RegisterGroup, Resource: "managedclusters", Subresource: "accept", Verb: "update", Name: name,
+	})
 }
 
 func (v *Validator) allowed(ctx context.Context, user authenticationv1.UserInfo, attrs authorizationv1.ResourceAttributes) (bool, error) {

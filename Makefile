@@ -50,7 +50,7 @@ test: controlplane build
 ## e2e-nodes: Flotilla on real nodes (needs root and Debian's containerd runc containernetworking-plugins iptables; fails, never skips, without them)
 e2e-nodes: controlplane build
 	@hack/prereqs.sh nodes
-	$(GO) test -tags nodes -count=1 -v -timeout 20m ./test/e2e/nodes/
+	$(GO) test -tags nodes -count=1 -v -timeout 30m ./test/e2e/nodes/
 
 ## fuzz: every native Go fuzz target for FUZZTIME each (failures become testdata/fuzz regression cases)
 FUZZTIME ?= 10s

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"flotilla.dev/flotilla/internal/ocm"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -14,7 +15,7 @@ import (
 // a process (APIAddress): the hub writes it, without selector, and its
 // EndpointSlice.
 const (
-	APIServiceNamespace = "open-cluster-management-hub"
+	APIServiceNamespace = ocm.HubNamespace
 	APIServiceName      = "flotilla-hub-api"
 	// DefaultAPIPort is the aggregated API's port behind WebhookService:
 	// the Service's port and the Pods' (manifests/hub).

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"flotilla.dev/flotilla/hub/registration/signer"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/pki"
 )
 
@@ -19,7 +20,7 @@ import (
 // first use in this Secret (keys tls.crt, tls.key) and keeps it; an admin may
 // put their own CA there instead.
 const (
-	SignerCANamespace = "open-cluster-management-hub"
+	SignerCANamespace = ocm.HubNamespace
 	SignerCASecret    = "addon-signer-ca"
 	signerCALife      = 10 * 365 * 24 * time.Hour
 )

@@ -199,7 +199,7 @@ func deploymentProbe(ms []workv1.Manifest) *framework.Probe {
 // The CA that signs template addons' CustomSigner CSRs: the hub's addon CA
 // (addons/approve keeps it), the only signingCA a template may name.
 const (
-	SigningCANamespace = "open-cluster-management-hub"
+	SigningCANamespace = ocm.HubNamespace
 	SigningCASecret    = "addon-signer-ca"
 )
 

@@ -32,14 +32,15 @@ import (
 	hubcsr "flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/internal/image"
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/manifests"
 )
 
 const (
 	// Namespace, Name (Deployment and Service) and ServingSecret of the hub.
-	Namespace     = "open-cluster-management-hub"
-	Name          = "flotilla-hub"
+	Namespace     = ocm.HubNamespace
+	Name          = ocm.HubName
 	ServingSecret = "flotilla-hub-serving"
 )
 

@@ -31,6 +31,14 @@ const (
 	RegisterGroup = "register.open-cluster-management.io"
 	// ClusterGroup is the API group of ManagedCluster.
 	ClusterGroup = "cluster.open-cluster-management.io"
+
+	// HubNamespace is the hub's own namespace (OCM's name for it): the hub
+	// Pods of `flotilla init --deploy`, their Lease and Secrets, the addon
+	// signer's CA.
+	HubNamespace = "open-cluster-management-hub"
+	// HubName names the hub's own objects there: its Deployment, Service,
+	// ServiceAccount and leader-election Lease (Flotilla's name).
+	HubName = "flotilla-hub"
 )
 
 // HistoryLabel marks the compliance events the governance framework agent

@@ -135,15 +135,13 @@ func WorkRoleBinding(cluster string) *rbacv1.RoleBinding {
 	return roleBinding(cluster, ocm.WorkRoleBindingName(cluster), ocm.WorkRoleName, ocm.ManifestWorkFinalizer)
 }
 
-// The hub's own identity when it runs as Pods (`flotilla init --deploy`,
-// manifests/hub/00-rbac.yaml), and the ClusterRole that identity binds to
-// itself in each cluster namespace: its rights on that namespace's Leases
+// The ClusterRole the hub's own identity when it runs as Pods (ServiceAccount
+// ocm.HubName in ocm.HubNamespace: `flotilla init --deploy`,
+// manifests/hub/00-rbac.yaml) binds to itself in each cluster namespace: its rights on that namespace's Leases
 // (it creates managed-cluster-lease, and holds the lease rights it grants the
 // agent through RegistrationRole). The manifests give it `bind` on exactly
 // that ClusterRole and no lease write anywhere else.
 const (
-	HubNamespace            = "open-cluster-management-hub"
-	HubServiceAccount       = "flotilla-hub"
 	HubClusterLeasesRole    = "open-cluster-management:flotilla-hub:cluster-leases"
 	hubClusterLeasesBinding = HubClusterLeasesRole
 )
@@ -157,7 +155,7 @@ func HubLeasesRoleBinding(cluster string) *rbacv1.RoleBinding {
 	return &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: hubClusterLeasesBinding, Namespace: cluster, Labels: ClusterLabels(cluster)},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: HubClusterLeasesRole},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: HubServiceAccount, Namespace: HubNamespace}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ocm.HubName, Namespace: ocm.HubNamespace}},
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 
+	"flotilla.dev/flotilla/internal/pgtest"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 	"flotilla.dev/flotilla/policy/compliance/history/storetest"
 )
 

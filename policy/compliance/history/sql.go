@@ -10,23 +10,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"flotilla.dev/flotilla/internal/sqldb"
 	"flotilla.dev/flotilla/policy/compliance"
 )
 
-// sqlStore is the Store over database/sql shared by the SQL databases; rebind
-// turns the "?" placeholders its queries use into the database's own.
+// sqlStore is the Store over database/sql shared by the SQL databases
+// (internal/sqldb opens them and applies the migrations).
 type sqlStore struct {
 	db     *sql.DB
 	rebind func(string) string
 	name   string // for errors: "sqlite /path/to/file"
-	// readOnlyTx marks read transactions read-only and repeatable read, so
-	// that every query of one sees the same database (PostgreSQL; SQLite's
-	// driver refuses the options, and its read transactions see one
-	// snapshot).
-	readOnlyTx bool
-	// migrationLock, when set, is run first in each migration's transaction
-	// so that concurrent hubs apply a migration once (PostgreSQL).
-	migrationLock string
+	// readTx is the options of a read transaction (sqldb.DB.ReadTx).
+	readTx func() *sql.TxOptions
 	// cache is the last window read, kept current from Record (cache.go).
 	cache windowCache
 	// legacy is set while the database holds events recorded before
@@ -36,74 +31,17 @@ type sqlStore struct {
 
 var _ Store = (*sqlStore)(nil)
 
-// readTx is the options of a read transaction.
-func (s *sqlStore) readTx() *sql.TxOptions {
-	if !s.readOnlyTx {
-		return nil
-	}
-	return &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
-}
-
-// migrate creates schema_migrations and applies the migrations not yet
-// recorded there, each in its own transaction.
-func (s *sqlStore) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_us BIGINT NOT NULL)`); err != nil {
-		return fmt.Errorf("%s: create schema_migrations: %w", s.name, err)
-	}
-	var have sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&have); err != nil {
-		return fmt.Errorf("%s: read schema version: %w", s.name, err)
-	}
-	if int(have.Int64) > len(migrations) {
-		return fmt.Errorf("%s: schema version %d is newer than this flotilla knows (%d): upgrade flotilla", s.name, have.Int64, len(migrations))
-	}
-	for v := int(have.Int64) + 1; v <= len(migrations); v++ {
-		if err := s.apply(ctx, v); err != nil {
-			return err
-		}
-	}
+// newSQLStore is the store over d, whose schema is up to date; it closes d
+// when it fails.
+func newSQLStore(ctx context.Context, d *sqldb.DB) (*sqlStore, error) {
+	s := &sqlStore{db: d.DB, rebind: d.Rebind, name: d.Name, readTx: d.ReadTx}
 	var legacy int
 	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM compliance_events WHERE seq IS NULL LIMIT 1) l`).Scan(&legacy); err != nil {
-		return fmt.Errorf("%s: look for events recorded before migration 5: %w", s.name, err)
+		d.Close()
+		return nil, fmt.Errorf("%s: look for events recorded before migration 5: %w", s.name, err)
 	}
 	s.legacy.Store(legacy > 0)
-	return nil
-}
-
-func (s *sqlStore) apply(ctx context.Context, version int) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if s.migrationLock != "" {
-		if _, err := tx.ExecContext(ctx, s.migrationLock); err != nil {
-			return fmt.Errorf("%s: migration %d: lock: %w", s.name, version, err)
-		}
-		var done int
-		err := tx.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&done)
-		if err != nil {
-			return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
-		}
-		if done > 0 { // another hub applied it meanwhile
-			return nil
-		}
-	}
-	for _, stmt := range strings.Split(migrations[version-1], ";") {
-		if strings.TrimSpace(stmt) == "" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, s.rebind(`INSERT INTO schema_migrations (version, applied_us) VALUES (?, ?)`), version, time.Now().UnixMicro()); err != nil {
-		return fmt.Errorf("%s: record migration %d: %w", s.name, version, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("%s: migration %d: %w", s.name, version, err)
-	}
-	return nil
+	return s, nil
 }
 
 // Record validates every event first, then inserts them in one transaction:

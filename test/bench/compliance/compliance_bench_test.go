@@ -36,7 +36,7 @@ import (
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
+	"flotilla.dev/flotilla/internal/pgtest"
 )
 
 const (

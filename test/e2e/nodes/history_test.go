@@ -35,7 +35,7 @@ import (
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
+	"flotilla.dev/flotilla/internal/pgtest"
 )
 
 // TestComplianceHistoryFailover: `init --deploy --compliance-db-secret`

@@ -19,7 +19,7 @@ import (
 
 	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
-	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
+	"flotilla.dev/flotilla/internal/pgtest"
 )
 
 var flotilla string

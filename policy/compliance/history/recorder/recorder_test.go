@@ -22,10 +22,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/internal/pgtest"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/policy/compliance/history/pgtest"
 	"flotilla.dev/flotilla/policy/compliance/history/recorder"
 	"flotilla.dev/flotilla/test/testenv"
 )

@@ -1,0 +1,259 @@
+// Package index is the fleet search's store on the hub: every searched
+// object of every cluster, with the columns searches filter on, in SQLite
+// (the default, a file) or PostgreSQL (at scale), opened by internal/sqldb
+// like the compliance history. Writes come from the clusters' search agents
+// (search/apigroup checks who writes what); reads are Search and Versions.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"flotilla.dev/flotilla/internal/sqldb"
+	"flotilla.dev/flotilla/search/object"
+)
+
+// Store is the index.
+type Store struct {
+	db *sqldb.DB
+}
+
+// Open opens the index db names: a postgres:// or postgresql:// URL, or a
+// SQLite file path (created if needed); its schema is brought up to date.
+func Open(ctx context.Context, db string) (*Store, error) {
+	d, err := sqldb.Open(ctx, db, migrations)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{db: d}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Name is the database, for messages (no password).
+func (s *Store) Name() string { return s.db.Name }
+
+// GR is a resource's key in the index: "pods", "deployments.apps".
+func GR(gr schema.GroupResource) string { return gr.String() }
+
+// Change is a write to one resource of one cluster.
+type Change struct {
+	Cluster string
+	// Resource is the objects' resource; its version is the version they
+	// are written in.
+	Resource schema.GroupVersionResource
+	// Kind of the objects.
+	Kind string
+	// Upserts are objects to add or replace.
+	Upserts []*unstructured.Unstructured
+	// Deletes are UIDs of objects to remove.
+	Deletes []string
+	// Replace says Upserts are the resource's whole set: any other object of
+	// the resource on the cluster is removed.
+	Replace bool
+}
+
+// Apply writes c in one transaction and returns how many objects the index
+// holds for the resource on the cluster afterwards. Each upsert is
+// sanitized (object.Sanitize) and fitted (object.Fit) again, whoever sent
+// it; one that is not of c's kind or has no name or UID fails the whole
+// change, naming it.
+func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
+	if c.Cluster == "" || c.Resource.Resource == "" || c.Resource.Version == "" {
+		return 0, errors.New("a change needs a cluster and a resource with its version")
+	}
+	type row struct {
+		cols object.Columns
+		raw  []byte
+	}
+	rows := make([]row, 0, len(c.Upserts))
+	apiVersion := c.Resource.GroupVersion().String()
+	for i, u := range c.Upserts {
+		if u.GetKind() != c.Kind || u.GetAPIVersion() != apiVersion {
+			return 0, fmt.Errorf("upserts[%d] is %s %s, not %s %s", i, u.GetAPIVersion(), u.GetKind(), apiVersion, c.Kind)
+		}
+		object.Sanitize(u)
+		cols, err := object.Extract(u)
+		if err != nil {
+			return 0, fmt.Errorf("upserts[%d]: %w", i, err)
+		}
+		raw, err := object.Fit(u)
+		if err != nil {
+			return 0, fmt.Errorf("upserts[%d]: %w", i, err)
+		}
+		rows = append(rows, row{cols, raw})
+	}
+	gr := GR(c.Resource.GroupResource())
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if c.Replace {
+		keep := map[string]bool{}
+		for _, r := range rows {
+			keep[r.cols.UID] = true
+		}
+		have, err := s.versions(ctx, tx, c.Cluster, gr)
+		if err != nil {
+			return 0, err
+		}
+		for uid := range have {
+			if !keep[uid] {
+				c.Deletes = append(c.Deletes, uid)
+			}
+		}
+	}
+	for _, uid := range c.Deletes {
+		if err := s.delete(ctx, tx, `cluster = ? AND gr = ? AND uid = ?`, c.Cluster, gr, uid); err != nil {
+			return 0, err
+		}
+	}
+	upsert := s.db.Rebind(`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (cluster, gr, uid) DO UPDATE SET version = excluded.version, kind = excluded.kind, namespace = excluded.namespace,
+			name = excluded.name, rv = excluded.rv, owner = excluded.owner, created_us = excluded.created_us, phase = excluded.phase,
+			reasons = excluded.reasons, ready = excluded.ready, ready_replicas = excluded.ready_replicas, replicas = excluded.replicas, object = excluded.object`)
+	for _, r := range rows {
+		k := r.cols
+		if _, err := tx.ExecContext(ctx, upsert, c.Cluster, gr, k.UID, c.Resource.Version, c.Kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner,
+			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw)); err != nil {
+			return 0, fmt.Errorf("%s: store %s %s/%s of %s: %w", s.db.Name, c.Kind, k.Namespace, k.Name, c.Cluster, err)
+		}
+		for _, table := range []string{"search_labels", "search_images"} {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE cluster = ? AND gr = ? AND uid = ?`), c.Cluster, gr, k.UID); err != nil {
+				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+			}
+		}
+		for key, value := range k.Labels {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_labels (cluster, gr, uid, key, value) VALUES (?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, key, value); err != nil {
+				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+			}
+		}
+		for _, img := range k.Images {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_images (cluster, gr, uid, image) VALUES (?, ?, ?, ?)`), c.Cluster, gr, k.UID, img); err != nil {
+				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+			}
+		}
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*) FROM search_objects WHERE cluster = ? AND gr = ?`), c.Cluster, gr).Scan(&n); err != nil {
+		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	return n, nil
+}
+
+// joinBars is "|a|b|" (LIKE '%|a|%' finds a), or "" for none.
+func joinBars(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return "|" + strings.Join(ss, "|") + "|"
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// delete removes the objects where holds, with their labels and images.
+func (s *Store) delete(ctx context.Context, tx execer, where string, args ...any) error {
+	for _, table := range []string{"search_labels", "search_images", "search_objects"} {
+		if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE `+where), args...); err != nil {
+			return fmt.Errorf("%s: delete from %s: %w", s.db.Name, table, err)
+		}
+	}
+	return nil
+}
+
+// Versions maps the UID of each object the index holds for resource on
+// cluster to its resourceVersion: what an agent's digest is compared with.
+func (s *Store) Versions(ctx context.Context, cluster string, resource schema.GroupResource) (map[string]string, error) {
+	return s.versions(ctx, s.db, cluster, GR(resource))
+}
+
+func (s *Store) versions(ctx context.Context, db querier, cluster, gr string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, s.db.Rebind(`SELECT uid, rv FROM search_objects WHERE cluster = ? AND gr = ?`), cluster, gr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var uid, rv string
+		if err := rows.Scan(&uid, &rv); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.db.Name, err)
+		}
+		out[uid] = rv
+	}
+	return out, rows.Err()
+}
+
+// DeleteCluster removes every object of cluster.
+func (s *Store) DeleteCluster(ctx context.Context, cluster string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := s.delete(ctx, tx, `cluster = ?`, cluster); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Clusters are the clusters the index holds objects of.
+func (s *Store) Clusters(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cluster FROM search_objects ORDER BY cluster`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Stats are the index's size.
+type Stats struct {
+	Objects, Clusters int
+}
+
+// Stats counts the objects and clusters.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT cluster) FROM search_objects`).Scan(&st.Objects, &st.Clusters)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	return st, nil
+}
+
+// decode is an index row's object.
+func decode(raw string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(raw), &u.Object); err != nil {
+		return nil, err
+	}
+	return u, nil
+}

@@ -1,0 +1,234 @@
+package index
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+)
+
+// MaxLimit is the most objects one page holds.
+const MaxLimit = 5000
+
+// Query is a search of one resource. Every filter given must hold.
+type Query struct {
+	// Resource is the group and resource searched. Required.
+	Resource schema.GroupResource
+	// AllClusters searches every cluster; otherwise only Clusters (none:
+	// nothing is found).
+	AllClusters bool
+	Clusters    []string
+	// Namespaces, when given, are the namespaces searched ("" is the
+	// cluster-scoped objects).
+	Namespaces []string
+	// Names are exact names; NamePrefix a prefix of the name.
+	Names      []string
+	NamePrefix string
+	// Labels selects by label (nil: every object). Gt and Lt are refused.
+	Labels labels.Selector
+	// Owner is the controller owner, "Kind/name".
+	Owner string
+	// Image is a container image, exactly as written in the spec.
+	Image string
+	// Phase is status.phase; Reason a container state reason of a Pod
+	// (CrashLoopBackOff...); Ready "true" or "false".
+	Phase, Reason, Ready string
+	// Limit is the page size, 1 to MaxLimit. Default (0) MaxLimit.
+	Limit int
+	// Continue is the token of the previous page.
+	Continue string
+}
+
+// Hit is one object found.
+type Hit struct {
+	Cluster string
+	Object  *unstructured.Unstructured
+}
+
+// Page is a page of hits in the order cluster, namespace, name, UID.
+type Page struct {
+	Items []Hit
+	// Continue is the token of the next page, "" on the last.
+	Continue string
+}
+
+// position is where a page ends: the continue token's content.
+type position struct {
+	Cluster   string `json:"c"`
+	Namespace string `json:"n"`
+	Name      string `json:"m"`
+	UID       string `json:"u"`
+}
+
+// ErrBadQuery marks a query's own mistake (the API answers 400).
+var ErrBadQuery = errors.New("bad query")
+
+// Where is q's WHERE clause over search_objects (aliased o) and its
+// arguments, with "?" placeholders; the limit is apart.
+func (q Query) Where() (string, []any, error) {
+	if q.Resource.Resource == "" {
+		return "", nil, fmt.Errorf("%w: no resource", ErrBadQuery)
+	}
+	w := []string{"o.gr = ?"}
+	args := []any{GR(q.Resource)}
+	in := func(col string, vals []string) {
+		w = append(w, col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	if !q.AllClusters {
+		if len(q.Clusters) == 0 {
+			w = append(w, "1 = 0")
+		} else {
+			in("o.cluster", q.Clusters)
+		}
+	}
+	if len(q.Namespaces) > 0 {
+		in("o.namespace", q.Namespaces)
+	}
+	if len(q.Names) > 0 {
+		in("o.name", q.Names)
+	}
+	if q.NamePrefix != "" {
+		// Compared as a range, not with LIKE: a name's "_" or "%" would be
+		// a pattern, and the range uses the (gr, name) index.
+		w = append(w, "o.name >= ? AND o.name < ?")
+		args = append(args, q.NamePrefix, q.NamePrefix+"\U0010FFFF")
+	}
+	for col, v := range map[string]string{"o.owner": q.Owner, "o.phase": q.Phase, "o.ready": q.Ready} {
+		if v != "" {
+			w = append(w, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	if q.Reason != "" {
+		if strings.Contains(q.Reason, "|") {
+			return "", nil, fmt.Errorf("%w: reason %q: a reason holds no \"|\"", ErrBadQuery, q.Reason)
+		}
+		w = append(w, `o.reasons LIKE ? ESCAPE '\'`)
+		args = append(args, "%|"+escapeLike(q.Reason)+"|%")
+	}
+	if q.Image != "" {
+		w = append(w, "EXISTS (SELECT 1 FROM search_images i WHERE i.cluster = o.cluster AND i.gr = o.gr AND i.uid = o.uid AND i.image = ?)")
+		args = append(args, q.Image)
+	}
+	if q.Labels != nil {
+		reqs, _ := q.Labels.Requirements()
+		for _, r := range reqs {
+			cond, a, err := labelCondition(r)
+			if err != nil {
+				return "", nil, err
+			}
+			w = append(w, cond)
+			args = append(args, a...)
+		}
+	}
+	if q.Continue != "" {
+		p, err := decodeContinue(q.Continue)
+		if err != nil {
+			return "", nil, err
+		}
+		w = append(w, "(o.cluster, o.namespace, o.name, o.uid) > (?, ?, ?, ?)")
+		args = append(args, p.Cluster, p.Namespace, p.Name, p.UID)
+	}
+	return strings.Join(w, " AND "), args, nil
+}
+
+// escapeLike escapes LIKE's wildcards with "\\" (the query's ESCAPE).
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
+}
+
+const hasLabel = "EXISTS (SELECT 1 FROM search_labels l WHERE l.cluster = o.cluster AND l.gr = o.gr AND l.uid = o.uid AND l.key = ?"
+
+// labelCondition is one label requirement as SQL, with Kubernetes'
+// semantics: != and notin also match objects without the key.
+func labelCondition(r labels.Requirement) (string, []any, error) {
+	vals := r.Values().List()
+	args := []any{r.Key()}
+	valueIn := ""
+	if len(vals) > 0 {
+		valueIn = " AND l.value IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ") + ")"
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	switch r.Operator() {
+	case selection.Equals, selection.DoubleEquals, selection.In:
+		return hasLabel + valueIn + ")", args, nil
+	case selection.NotEquals, selection.NotIn:
+		return "NOT " + hasLabel + valueIn + ")", args, nil
+	case selection.Exists:
+		return hasLabel + ")", args, nil
+	case selection.DoesNotExist:
+		return "NOT " + hasLabel + ")", args, nil
+	default:
+		return "", nil, fmt.Errorf("%w: label selector %q: operator %s is not supported (use =, !=, in, notin, exists, !key)", ErrBadQuery, r.String(), r.Operator())
+	}
+}
+
+func decodeContinue(token string) (position, error) {
+	var p position
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err == nil {
+		err = json.Unmarshal(raw, &p)
+	}
+	if err != nil {
+		return p, fmt.Errorf("%w: continue %q is not a token this server gave", ErrBadQuery, token)
+	}
+	return p, nil
+}
+
+func encodeContinue(p position) string {
+	raw, _ := json.Marshal(p)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// Search runs q.
+func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
+	if q.Limit < 0 || q.Limit > MaxLimit {
+		return Page{}, fmt.Errorf("%w: limit %d is not between 1 and %d", ErrBadQuery, q.Limit, MaxLimit)
+	}
+	if q.Limit == 0 {
+		q.Limit = MaxLimit
+	}
+	where, args, err := q.Where()
+	if err != nil {
+		return Page{}, err
+	}
+	stmt := s.db.Rebind(`SELECT o.cluster, o.namespace, o.name, o.uid, o.object FROM search_objects o WHERE ` + where +
+		` ORDER BY o.cluster, o.namespace, o.name, o.uid LIMIT ?`)
+	rows, err := s.db.QueryContext(ctx, stmt, append(args, q.Limit+1)...)
+	if err != nil {
+		return Page{}, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer rows.Close()
+	var page Page
+	var last position
+	for rows.Next() {
+		var p position
+		var raw string
+		if err := rows.Scan(&p.Cluster, &p.Namespace, &p.Name, &p.UID, &raw); err != nil {
+			return Page{}, fmt.Errorf("%s: %w", s.db.Name, err)
+		}
+		if len(page.Items) == q.Limit {
+			page.Continue = encodeContinue(last)
+			break
+		}
+		u, err := decode(raw)
+		if err != nil {
+			return Page{}, fmt.Errorf("%s: object %s %s/%s of %s: %w", s.db.Name, q.Resource, p.Namespace, p.Name, p.Cluster, err)
+		}
+		page.Items = append(page.Items, Hit{Cluster: p.Cluster, Object: u})
+		last = p
+	}
+	return page, rows.Err()
+}

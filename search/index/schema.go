@@ -1,0 +1,52 @@
+package index
+
+import "flotilla.dev/flotilla/internal/sqldb"
+
+// migrations is the index's migrations, in search_migrations (a database may
+// hold the compliance history too: their tables do not meet). Never edit a
+// released migration: append one.
+var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migrations: []string{
+	// 1: the objects, one row per cluster, resource (group/resource: the
+	// version is not part of an object's identity) and UID, with the
+	// columns searches filter on and the whole sanitized JSON; their labels
+	// and their containers' images, one row each, for selectors and image
+	// searches.
+	`CREATE TABLE search_objects (
+		cluster    TEXT    NOT NULL,
+		gr         TEXT    NOT NULL,
+		uid        TEXT    NOT NULL,
+		version    TEXT    NOT NULL,
+		kind       TEXT    NOT NULL,
+		namespace  TEXT    NOT NULL,
+		name       TEXT    NOT NULL,
+		rv         TEXT    NOT NULL,
+		owner      TEXT    NOT NULL,
+		created_us BIGINT  NOT NULL,
+		phase      TEXT    NOT NULL,
+		reasons    TEXT    NOT NULL,
+		ready      TEXT    NOT NULL,
+		ready_replicas BIGINT NOT NULL,
+		replicas   BIGINT  NOT NULL,
+		object     TEXT    NOT NULL,
+		PRIMARY KEY (cluster, gr, uid)
+	);
+	CREATE INDEX search_objects_list ON search_objects (gr, cluster, namespace, name, uid);
+	CREATE INDEX search_objects_name ON search_objects (gr, name);
+	CREATE TABLE search_labels (
+		cluster TEXT NOT NULL,
+		gr      TEXT NOT NULL,
+		uid     TEXT NOT NULL,
+		key     TEXT NOT NULL,
+		value   TEXT NOT NULL,
+		PRIMARY KEY (cluster, gr, uid, key)
+	);
+	CREATE INDEX search_labels_key ON search_labels (gr, key, value);
+	CREATE TABLE search_images (
+		cluster TEXT NOT NULL,
+		gr      TEXT NOT NULL,
+		uid     TEXT NOT NULL,
+		image   TEXT NOT NULL,
+		PRIMARY KEY (cluster, gr, uid, image)
+	);
+	CREATE INDEX search_images_image ON search_images (gr, image);`,
+}}

@@ -25,8 +25,8 @@ func apiGroup(g Group) *metav1.APIGroup {
 		Name: g.Name, Versions: []metav1.GroupVersionForDiscovery{v}, PreferredVersion: v}
 }
 
-// resourceList is /apis/<group>/<version>: the resources, cluster-scoped,
-// read with get (the resource's own path) and list.
+// resourceList is /apis/<group>/<version>: the resources, read with get
+// (the resource's own path) and list, and those that take POST with create.
 func resourceList(g Group) *metav1.APIResourceList {
 	l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: g.Name + "/" + g.Version,
 		APIResources: []metav1.APIResource{}}
@@ -35,7 +35,11 @@ func resourceList(g Group) *metav1.APIResourceList {
 		if singular == "" {
 			singular = r.Name
 		}
-		l.APIResources = append(l.APIResources, metav1.APIResource{Name: r.Name, SingularName: singular, Kind: r.Kind, Namespaced: false, Verbs: verbs})
+		v := verbs
+		if r.Create {
+			v = append(metav1.Verbs{"create"}, verbs...)
+		}
+		l.APIResources = append(l.APIResources, metav1.APIResource{Name: r.Name, SingularName: singular, Kind: r.Kind, Namespaced: r.Namespaced, Verbs: v})
 	}
 	return l
 }

@@ -2,6 +2,7 @@ package aggregated
 
 import (
 	"net/http"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 )
@@ -22,7 +23,9 @@ type Group struct {
 }
 
 // Resource is one resource of a group version: what discovery lists and the
-// handler of GET on its path, /apis/<group>/<version>/<name>[/...].
+// handler of requests on its path, /apis/<group>/<version>/<name>[/...], or
+// /apis/<group>/<version>/namespaces/<namespace>/<name>[/...] when
+// Namespaced.
 type Resource struct {
 	// Name is the plural resource name, e.g. reports. Required.
 	Name string
@@ -31,8 +34,26 @@ type Resource struct {
 	// Kind, e.g. ComplianceReport. Required.
 	Kind string
 	// Handler serves GET and HEAD on the resource's path for an authenticated
-	// user. Required.
+	// user, and POST when Create is set. Required.
 	Handler func(w http.ResponseWriter, req *http.Request, u user.Info)
+	// Namespaced puts the resource under namespaces/<namespace>/. Default
+	// false: cluster-scoped.
+	Namespaced bool
+	// Create lets POST through to Handler (discovery lists the verb create),
+	// with a body of at most MaxBodyBytes. Default false: read-only.
+	Create bool
+	// MaxBodyBytes bounds a POST's body. Default 8 MiB.
+	MaxBodyBytes int64
+}
+
+// Namespace is the namespace of a request to a namespaced resource's path
+// (/apis/<group>/<version>/namespaces/<namespace>/...), or "".
+func Namespace(req *http.Request) string {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	if len(parts) >= 5 && parts[0] == "apis" && parts[3] == "namespaces" {
+		return parts[4]
+	}
+	return ""
 }
 
 // APIServiceName is the APIService of g: <version>.<group>.

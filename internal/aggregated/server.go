@@ -195,36 +195,71 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Error(w, http.StatusUnauthorized, errors.New(msg))
 		return
 	}
-	if req.Method != http.MethodGet && req.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		Error(w, http.StatusMethodNotAllowed, fmt.Errorf("%s is not supported: the resources are read-only (GET)", req.Method))
-		return
-	}
 	path := strings.TrimSuffix(req.URL.Path, "/")
-	if path == "/apis" {
+	read := req.Method == http.MethodGet || req.Method == http.MethodHead
+	if path == "/apis" && read {
 		writeJSON(w, http.StatusOK, s.groupList())
 		return
 	}
 	for _, g := range s.o.Groups {
+		var r *Resource
 		switch {
-		case path == "/apis/"+g.Name:
+		case path == "/apis/"+g.Name && read:
 			writeJSON(w, http.StatusOK, apiGroup(g))
 			return
-		case path == g.Path():
+		case path == g.Path() && read:
 			writeJSON(w, http.StatusOK, resourceList(g))
 			return
 		case strings.HasPrefix(path, g.Path()+"/"):
-			name, _, _ := strings.Cut(strings.TrimPrefix(path, g.Path()+"/"), "/")
-			for _, r := range g.Resources {
-				if r.Name == name {
-					w.Header().Set("Cache-Control", "no-store")
-					r.Handler(w, req, resp.User)
-					return
-				}
-			}
+			r = g.resource(strings.Split(strings.TrimPrefix(path, g.Path()+"/"), "/"))
 		}
+		if r == nil {
+			continue
+		}
+		switch {
+		case read:
+		case req.Method == http.MethodPost && r.Create:
+			limit := r.MaxBodyBytes
+			if limit <= 0 {
+				limit = 8 << 20
+			}
+			req.Body = http.MaxBytesReader(w, req.Body, limit)
+		default:
+			allow := "GET, HEAD"
+			if r.Create {
+				allow += ", POST"
+			}
+			w.Header().Set("Allow", allow)
+			Error(w, http.StatusMethodNotAllowed, fmt.Errorf("%s is not supported on %s: it allows %s", req.Method, r.Name, allow))
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		r.Handler(w, req, resp.User)
+		return
+	}
+	if !read {
+		w.Header().Set("Allow", "GET, HEAD")
+		Error(w, http.StatusMethodNotAllowed, fmt.Errorf("%s is not supported: the resources are read-only (GET)", req.Method))
+		return
 	}
 	Error(w, http.StatusNotFound, fmt.Errorf("the server could not find the requested resource %s", req.URL.Path))
+}
+
+// resource is the resource a path below the group version names: parts are
+// [name, ...] or [namespaces, <namespace>, name, ...].
+func (g Group) resource(parts []string) *Resource {
+	namespaced := len(parts) >= 3 && parts[0] == "namespaces" && parts[1] != ""
+	name := parts[0]
+	if namespaced {
+		name = parts[2]
+	}
+	for i := range g.Resources {
+		r := &g.Resources[i]
+		if r.Name == name && r.Namespaced == namespaced {
+			return r
+		}
+	}
+	return nil
 }
 
 // Error writes err as a metav1.Status with code, which kubectl prints as
@@ -242,6 +277,8 @@ func Error(w http.ResponseWriter, code int, err error) {
 		reason = metav1.StatusReasonNotFound
 	case http.StatusMethodNotAllowed:
 		reason = metav1.StatusReasonMethodNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		reason = metav1.StatusReasonRequestEntityTooLarge
 	case http.StatusServiceUnavailable:
 		reason = metav1.StatusReasonServiceUnavailable
 	}

@@ -3,6 +3,8 @@ package aggregated
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"strings"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -40,14 +42,22 @@ func testServer() *Server {
 	}
 	return &Server{authn: fakeAuthn{}, o: Options{Groups: []Group{
 		{Name: "compliance.flotilla.dev", Version: "v1alpha1", Resources: []Resource{{Name: "reports", SingularName: "report", Kind: "ComplianceReport", Handler: echo}}},
-		{Name: "search.flotilla.dev", Version: "v1alpha1", Resources: []Resource{{Name: "results", Kind: "SearchResult", Handler: echo}}},
+		{Name: "search.flotilla.dev", Version: "v1alpha1", Resources: []Resource{{Name: "results", Kind: "SearchResult", Handler: echo},
+			{Name: "syncs", Kind: "Sync", Namespaced: true, Create: true, MaxBodyBytes: 10, Handler: func(w http.ResponseWriter, req *http.Request, u user.Info) {
+				body, err := io.ReadAll(req.Body)
+				if err != nil {
+					Error(w, http.StatusRequestEntityTooLarge, err)
+					return
+				}
+				_, _ = w.Write([]byte(u.GetName() + " " + req.Method + " " + Namespace(req) + " " + string(body)))
+			}}}},
 	}}}
 }
 
 func TestServeHTTP(t *testing.T) {
 	s := testServer()
 	get := func(path, who, method string) *httptest.ResponseRecorder {
-		req := httptest.NewRequest(method, path, nil)
+		req := httptest.NewRequest(method, path, strings.NewReader("0123456789abc"[:len(method)]))
 		if who != "" {
 			req.Header.Set("X-Test-User", who)
 		}
@@ -79,6 +89,18 @@ func TestServeHTTP(t *testing.T) {
 		w = get("/apis/search.flotilla.dev/v1alpha1/results/x", "bob", http.MethodGet)
 		assert.Equal(t, "bob /apis/search.flotilla.dev/v1alpha1/results/x", w.Body.String())
 	})
+	t.Run("a namespaced resource takes POST with its body, bounded", func(t *testing.T) {
+		w := get("/apis/search.flotilla.dev/v1alpha1/namespaces/c1/syncs", "agent", http.MethodPost)
+		assert.Equal(t, "agent POST c1 0123", w.Body.String())
+		req := httptest.NewRequest(http.MethodPost, "/apis/search.flotilla.dev/v1alpha1/namespaces/c1/syncs", strings.NewReader("01234567890"))
+		req.Header.Set("X-Test-User", "agent")
+		w = httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
+		var list metav1.APIResourceList
+		require.NoError(t, json.Unmarshal(get("/apis/search.flotilla.dev/v1alpha1", "alice", http.MethodGet).Body.Bytes(), &list))
+		assert.Equal(t, metav1.APIResource{Name: "syncs", SingularName: "syncs", Kind: "Sync", Namespaced: true, Verbs: metav1.Verbs{"create", "get", "list"}}, list.APIResources[1])
+	})
 	for _, tc := range []struct {
 		name, path, who, method string
 		code                    int
@@ -89,6 +111,10 @@ func TestServeHTTP(t *testing.T) {
 		{"an unknown resource", "/apis/compliance.flotilla.dev/v1alpha1/other", "alice", http.MethodGet, http.StatusNotFound, metav1.StatusReasonNotFound},
 		{"an unknown group", "/apis/other.flotilla.dev/v1", "alice", http.MethodGet, http.StatusNotFound, metav1.StatusReasonNotFound},
 		{"a write", "/apis/compliance.flotilla.dev/v1alpha1/reports", "alice", http.MethodPost, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed},
+		{"a delete of a resource that takes POST", "/apis/search.flotilla.dev/v1alpha1/namespaces/c1/syncs", "alice", http.MethodDelete, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed},
+		{"a namespaced resource without its namespace", "/apis/search.flotilla.dev/v1alpha1/syncs", "alice", http.MethodPost, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed},
+		{"a cluster-scoped resource under a namespace", "/apis/search.flotilla.dev/v1alpha1/namespaces/c1/results", "alice", http.MethodGet, http.StatusNotFound, metav1.StatusReasonNotFound},
+		{"a write to discovery", "/apis/search.flotilla.dev/v1alpha1", "alice", http.MethodPost, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := get(tc.path, tc.who, tc.method)

@@ -52,6 +52,8 @@ type Change struct {
 	Resource schema.GroupVersionResource
 	// Kind of the objects.
 	Kind string
+	// Namespaced says whether the resource's objects live in namespaces.
+	Namespaced bool
 	// Upserts are objects to add or replace.
 	Upserts []*unstructured.Unstructured
 	// Deletes are UIDs of objects to remove.
@@ -144,6 +146,11 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			}
 		}
 	}
+	if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_resources (cluster, gr, grp, version, resource, kind, namespaced) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (cluster, gr) DO UPDATE SET grp = excluded.grp, version = excluded.version, resource = excluded.resource, kind = excluded.kind, namespaced = excluded.namespaced`),
+		c.Cluster, gr, c.Resource.Group, c.Resource.Version, c.Resource.Resource, c.Kind, boolInt(c.Namespaced)); err != nil {
+		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
 	var n int
 	if err := tx.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*) FROM search_objects WHERE cluster = ? AND gr = ?`), c.Cluster, gr).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
@@ -152,6 +159,47 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 	}
 	return n, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Resource is a resource some cluster syncs.
+type Resource struct {
+	schema.GroupVersionResource
+	Kind       string
+	Namespaced bool
+}
+
+// Resources are the resources the clusters sync, each once (the newest
+// version a cluster wrote, the first in order when clusters differ), sorted
+// by group and resource.
+func (s *Store) Resources(ctx context.Context) ([]Resource, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT grp, version, resource, kind, namespaced FROM search_resources ORDER BY grp, resource, version`)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	defer rows.Close()
+	var out []Resource
+	seen := map[schema.GroupResource]bool{}
+	for rows.Next() {
+		var r Resource
+		var namespaced int
+		if err := rows.Scan(&r.Group, &r.Version, &r.GroupVersionResource.Resource, &r.Kind, &namespaced); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.db.Name, err)
+		}
+		r.Namespaced = namespaced != 0
+		if seen[r.GroupResource()] {
+			continue
+		}
+		seen[r.GroupResource()] = true
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // joinBars is "|a|b|" (LIKE '%|a|%' finds a), or "" for none.
@@ -212,6 +260,9 @@ func (s *Store) DeleteCluster(ctx context.Context, cluster string) error {
 	defer func() { _ = tx.Rollback() }()
 	if err := s.delete(ctx, tx, `cluster = ?`, cluster); err != nil {
 		return err
+	}
+	if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM search_resources WHERE cluster = ?`), cluster); err != nil {
+		return fmt.Errorf("%s: %w", s.db.Name, err)
 	}
 	return tx.Commit()
 }

@@ -65,13 +65,18 @@ func names(p index.Page) []string {
 func TestIndex(t *testing.T) {
 	stores(t, func(t *testing.T, s *index.Store) {
 		ctx := context.Background()
-		_, err := s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod", Upserts: []*unstructured.Unstructured{
+		_, err := s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: []*unstructured.Unstructured{
 			pod(t, "shop", "web-1", "a1", "1", "nginx:1.25", "Running", map[string]string{"app": "web", "tier": "front"}),
 			pod(t, "shop", "web-2", "a2", "1", "nginx:1.24", "Pending", map[string]string{"app": "web"}),
 			pod(t, "kube-system", "dns", "a3", "1", "coredns:1.11", "Running", nil),
 		}})
 		require.NoError(t, err)
-		n, err := s.Apply(ctx, index.Change{Cluster: "us-1", Resource: pods, Kind: "Pod", Upserts: []*unstructured.Unstructured{
+		_, err = s.Apply(ctx, index.Change{Cluster: "us-1", Resource: deployments, Kind: "Deployment", Namespaced: true})
+		require.NoError(t, err)
+		rs, err := s.Resources(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []index.Resource{{GroupVersionResource: pods, Kind: "Pod", Namespaced: true}, {GroupVersionResource: deployments, Kind: "Deployment", Namespaced: true}}, rs)
+		n, err := s.Apply(ctx, index.Change{Cluster: "us-1", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: []*unstructured.Unstructured{
 			pod(t, "shop", "web-1", "b1", "9", "nginx:1.25", "Running", map[string]string{"app": "web"}),
 			pod(t, "shop", "api_1", "b2", "9", "api:3", "Running", map[string]string{"app": "api"}),
 		}})
@@ -125,7 +130,7 @@ func TestIndex(t *testing.T) {
 		assert.Equal(t, []string{"eu-1/kube-system/dns", "eu-1/shop/web-1", "eu-1/shop/web-2", "us-1/shop/api_1", "us-1/shop/web-1"}, got)
 
 		// A delta replaces and deletes; versions follow.
-		n, err = s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod",
+		n, err = s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod", Namespaced: true,
 			Upserts: []*unstructured.Unstructured{pod(t, "shop", "web-1", "a1", "2", "nginx:1.26", "Running", nil)}, Deletes: []string{"a2"}})
 		require.NoError(t, err)
 		assert.Equal(t, 2, n)
@@ -140,7 +145,7 @@ func TestIndex(t *testing.T) {
 		assert.Equal(t, []string{"us-1/shop/api_1", "us-1/shop/web-1"}, names(p), "the old label rows are gone")
 
 		// Replace drops what it does not name.
-		n, err = s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod", Replace: true,
+		n, err = s.Apply(ctx, index.Change{Cluster: "eu-1", Resource: pods, Kind: "Pod", Namespaced: true, Replace: true,
 			Upserts: []*unstructured.Unstructured{pod(t, "shop", "new", "a9", "1", "x:1", "Running", nil)}})
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
@@ -153,6 +158,9 @@ func TestIndex(t *testing.T) {
 		st, err := s.Stats(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, index.Stats{Objects: 1, Clusters: 1}, st)
+		rs, err = s.Resources(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []index.Resource{{GroupVersionResource: pods, Kind: "Pod", Namespaced: true}}, rs, "us-1's deployments are gone with it")
 	})
 }
 

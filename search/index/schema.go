@@ -10,7 +10,7 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 	// version is not part of an object's identity) and UID, with the
 	// columns searches filter on and the whole sanitized JSON; their labels
 	// and their containers' images, one row each, for selectors and image
-	// searches.
+	// searches; and the resources each cluster syncs (discovery).
 	`CREATE TABLE search_objects (
 		cluster    TEXT    NOT NULL,
 		gr         TEXT    NOT NULL,
@@ -48,5 +48,15 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 		image   TEXT NOT NULL,
 		PRIMARY KEY (cluster, gr, uid, image)
 	);
-	CREATE INDEX search_images_image ON search_images (gr, image);`,
+	CREATE INDEX search_images_image ON search_images (gr, image);
+	CREATE TABLE search_resources (
+		cluster    TEXT    NOT NULL,
+		gr         TEXT    NOT NULL,
+		grp        TEXT    NOT NULL,
+		version    TEXT    NOT NULL,
+		resource   TEXT    NOT NULL,
+		kind       TEXT    NOT NULL,
+		namespaced INTEGER NOT NULL,
+		PRIMARY KEY (cluster, gr)
+	);`,
 }}

@@ -84,16 +84,17 @@ func (s *Server) writeService(ctx context.Context) error {
 // authenticated user read g's resources through the hub apiserver.
 func ReaderRoleName(g Group) string { return "flotilla:" + g.Name + ":reader" }
 
-// ReaderRules are the rules of g's reader ClusterRole: get and list on each
-// of its resources and their subpaths. The identity the server runs as must
-// hold them itself to bind them (manifests/hub: RBAC refuses a grant of more
-// than its maker holds unless it may escalate, which the hub may not).
+// ReaderRules are the rules of g's reader ClusterRole: get and list on
+// every resource of the group and every path below one. The path below a
+// resource is what the apiserver reads as a name and a subresource
+// (/resources/api/v1/pods: name api, subresource v1), and RBAC matches a
+// subresource only exactly or as "*/<subresource>", never "<resource>/*":
+// "*" is the one rule that covers them. The identity the server runs as
+// must hold the rules itself to bind them (manifests/hub: RBAC refuses a
+// grant of more than its maker holds unless it may escalate, which the hub
+// may not).
 func ReaderRules(g Group) []rbacv1.PolicyRule {
-	var resources []string
-	for _, r := range g.Resources {
-		resources = append(resources, r.Name, r.Name+"/*")
-	}
-	return []rbacv1.PolicyRule{{APIGroups: []string{g.Name}, Resources: resources, Verbs: verbs}}
+	return []rbacv1.PolicyRule{{APIGroups: []string{g.Name}, Resources: []string{"*"}, Verbs: verbs}}
 }
 
 func (s *Server) writeReaderRole(ctx context.Context, g Group) error {

@@ -30,6 +30,11 @@ const (
 	ConfigPolicyAddon = "config-policy-controller"
 )
 
+// SearchAddon is the fleet search addon's name: its registration
+// (addons/search), its agent (search/agent) and the hub's search API
+// (search/apigroup, which checks a writer is this addon's agent) name it.
+const SearchAddon = "search"
+
 // AddonAgentUser is the user name (certificate CN) of an addon's agent on a cluster.
 func AddonAgentUser(cluster, addon, agent string) string {
 	return fmt.Sprintf("%scluster:%s:addon:%s:agent:%s", GroupPrefix, cluster, addon, agent)

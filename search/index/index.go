@@ -267,9 +267,9 @@ func (s *Store) DeleteCluster(ctx context.Context, cluster string) error {
 	return tx.Commit()
 }
 
-// Clusters are the clusters the index holds objects of.
+// Clusters are the clusters that synced a resource.
 func (s *Store) Clusters(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cluster FROM search_objects ORDER BY cluster`)
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT cluster FROM search_resources ORDER BY cluster`)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
 	}

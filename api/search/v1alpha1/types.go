@@ -49,6 +49,8 @@ type ResourceSync struct {
 	Resource string `json:"resource"`
 	// Kind of its objects.
 	Kind string `json:"kind"`
+	// Namespaced is true when its objects live in namespaces.
+	Namespaced bool `json:"namespaced,omitempty"`
 	// Mode says what the entry holds.
 	Mode Mode `json:"mode"`
 	// Digest (Check) is the agent's digest of the set: search/object.Digest.

@@ -1,0 +1,108 @@
+package apigroup
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
+)
+
+// APIServiceName is the group version's APIService.
+const APIServiceName = Version + "." + Group
+
+// Client reaches the search API through the hub apiserver, as the identity
+// of its config: an agent posts Syncs, a user searches.
+type Client struct {
+	rest rest.Interface
+}
+
+// NewClient is a Client with cfg (the hub apiserver and an identity).
+func NewClient(cfg *rest.Config) (*Client, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rest: cs.Discovery().RESTClient()}, nil
+}
+
+// Sync posts s for cluster.
+func (c *Client) Sync(ctx context.Context, cluster string, s *searchv1alpha1.Sync) (*searchv1alpha1.SyncResult, error) {
+	s.APIVersion, s.Kind = Group+"/"+Version, "Sync"
+	body, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := do(ctx, c.rest.Post().AbsPath(SyncsPath(cluster)).SetHeader("Content-Type", "application/json").Body(body))
+	if err != nil {
+		return nil, fmt.Errorf("post a Sync for %s: %w", cluster, err)
+	}
+	var out searchv1alpha1.SyncResult
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("the answer to a Sync: %w", err)
+	}
+	if len(out.Resources) != len(s.Resources) {
+		return nil, fmt.Errorf("the answer to a Sync has %d entries for %d resources", len(out.Resources), len(s.Resources))
+	}
+	return &out, nil
+}
+
+// ListPath is the path that lists resource (in namespace, "" for all)
+// below ResourcesPath.
+func ListPath(gvr schema.GroupVersionResource, namespace string) string {
+	p := ResourcesPath + "/api/" + gvr.Version
+	if gvr.Group != "" {
+		p = ResourcesPath + "/apis/" + gvr.Group + "/" + gvr.Version
+	}
+	if namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	return p + "/" + gvr.Resource
+}
+
+// List searches gvr with the query parameters q (parseQuery's).
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, q url.Values) (*unstructured.UnstructuredList, error) {
+	req := c.rest.Get().AbsPath(ListPath(gvr, namespace))
+	for k, vs := range q {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	raw, err := do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	l := &unstructured.UnstructuredList{}
+	if err := l.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("the search's answer: %w", err)
+	}
+	return l, nil
+}
+
+// Raw reads path below ResourcesPath (discovery: /api/v1, /apis, ...).
+func (c *Client) Raw(ctx context.Context, path string) ([]byte, error) {
+	return do(ctx, c.rest.Get().AbsPath(ResourcesPath+path))
+}
+
+// do runs req; a failure answered with a Status is that Status as an
+// error (apierrors' reason and the server's message), whatever the
+// client's decoder makes of it.
+func do(ctx context.Context, req *rest.Request) ([]byte, error) {
+	raw, err := req.Do(ctx).Raw()
+	if err == nil {
+		return raw, nil
+	}
+	var st metav1.Status
+	if json.Unmarshal(raw, &st) == nil && st.Kind == "Status" && st.Message != "" {
+		return nil, &apierrors.StatusError{ErrStatus: st}
+	}
+	return nil, err
+}

@@ -1,0 +1,373 @@
+// Package apigroup serves the fleet search as the aggregated API group
+// search.flotilla.dev/v1alpha1 (on internal/aggregated, beside the
+// compliance API):
+//
+//   - syncs, namespaced by cluster: a cluster's search agent posts its
+//     objects (api/search/v1alpha1.Sync). Only that cluster's search agent
+//     may write there: the hub apiserver checks the agent's RBAC (create on
+//     syncs in its cluster namespace, from the addon's registration), and
+//     the handler checks again that the user is the agent of the namespace's
+//     cluster.
+//   - resources: a Kubernetes API below it, read-only. A kubeconfig whose
+//     server is https://<hub>/apis/search.flotilla.dev/v1alpha1/resources
+//     makes `kubectl get pods -A` list the Pods of every cluster the user may
+//     see, with a CLUSTER column. A user sees a cluster's objects only if
+//     they may get its ManagedCluster.
+package apigroup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
+	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/search/index"
+	"flotilla.dev/flotilla/search/object"
+)
+
+// The group version, its resources and their paths under the hub apiserver.
+const (
+	Group         = searchv1alpha1.GroupName
+	Version       = searchv1alpha1.Version
+	Syncs         = "syncs"
+	Resources     = "resources"
+	ResourcesPath = "/apis/" + Group + "/" + Version + "/" + Resources
+)
+
+// SyncsPath is where cluster's agent posts its Syncs.
+func SyncsPath(cluster string) string {
+	return "/apis/" + Group + "/" + Version + "/namespaces/" + cluster + "/" + Syncs
+}
+
+// Limits of one Sync.
+const (
+	// MaxSyncBytes bounds a Sync's body.
+	MaxSyncBytes = 16 << 20
+	// MaxSyncResources bounds its resources.
+	MaxSyncResources = 64
+)
+
+// Options configures the group. Every field documents its default.
+type Options struct {
+	// Index is the store. Required.
+	Index *index.Store
+	// Reader reads the hub's ManagedClusters (the hub's cache), for
+	// clusterSelector. Required.
+	Reader client.Reader
+	// Access says which clusters a user may see (NewAccess). Required.
+	Access Access
+	// Now is the clock (ages in tables). Default time.Now.
+	Now func() time.Time
+}
+
+// New returns the group for the aggregated server.
+func New(o Options) (aggregated.Group, error) {
+	if o.Index == nil || o.Reader == nil || o.Access == nil {
+		return aggregated.Group{}, errors.New("search API: Options.Index, Reader and Access are required")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	h := &handlers{o: o}
+	return aggregated.Group{
+		Name: Group, Version: Version, AllAuthenticated: true,
+		Resources: []aggregated.Resource{
+			{Name: Syncs, SingularName: "sync", Kind: "Sync", Namespaced: true, Create: true, MaxBodyBytes: MaxSyncBytes, Handler: h.sync},
+			{Name: Resources, SingularName: "resource", Kind: "Resource", Handler: h.resources},
+		},
+	}, nil
+}
+
+type handlers struct {
+	o Options
+	// writes serialises the Syncs of one cluster (an agent that restarts
+	// may post while its former self's last post is in flight).
+	writes sync.Map // cluster -> *sync.Mutex
+}
+
+// sync stores a cluster agent's Sync.
+func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
+	cluster := aggregated.Namespace(req)
+	if req.Method != http.MethodPost {
+		aggregated.Error(w, http.StatusMethodNotAllowed, errors.New("syncs are written (POST) by search agents, not read"))
+		return
+	}
+	if strings.TrimSuffix(req.URL.Path, "/") != SyncsPath(cluster) {
+		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("post a Sync to %s", SyncsPath(cluster)))
+		return
+	}
+	if !isAgentOf(u, cluster) {
+		aggregated.Error(w, http.StatusForbidden, fmt.Errorf("%s is not the %s agent of cluster %q: only a cluster's own search agent writes its objects", u.GetName(), ocm.SearchAddon, cluster))
+		return
+	}
+	var in searchv1alpha1.Sync
+	dec := json.NewDecoder(req.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			aggregated.Error(w, http.StatusRequestEntityTooLarge, fmt.Errorf("a Sync holds at most %d bytes: send fewer objects at a time", MaxSyncBytes))
+			return
+		}
+		aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("the body is not a Sync: %v", err))
+		return
+	}
+	changes, err := decodeSync(cluster, &in)
+	if err != nil {
+		aggregated.Error(w, http.StatusBadRequest, err)
+		return
+	}
+	mu, _ := h.writes.LoadOrStore(cluster, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	out := searchv1alpha1.SyncResult{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: "SyncResult"}}
+	ctx := req.Context()
+	for i, rs := range in.Resources {
+		res := searchv1alpha1.ResourceResult{Group: rs.Group, Version: rs.Version, Resource: rs.Resource}
+		c := changes[i]
+		switch rs.Mode {
+		case searchv1alpha1.ModeCheck:
+			have, err := h.o.Index.Versions(ctx, cluster, c.Resource.GroupResource())
+			if err != nil {
+				aggregated.Error(w, http.StatusServiceUnavailable, err)
+				return
+			}
+			res.Stored = len(have)
+			if res.InSync = object.Digest(have) == rs.Digest; !res.InSync {
+				res.Have = have
+			}
+		default:
+			n, err := h.o.Index.Apply(ctx, c)
+			if err != nil {
+				aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("resources[%d] (%s): %w", i, c.Resource.GroupResource(), err))
+				return
+			}
+			res.Stored = n
+		}
+		out.Resources = append(out.Resources, res)
+	}
+	writeJSON(w, out)
+}
+
+// isAgentOf reports whether u is cluster's search agent: the user
+// system:open-cluster-management:cluster:<cluster>:addon:search:agent:<agent>
+// in the group of the addon on that cluster, as the addon's registration
+// signs it.
+func isAgentOf(u user.Info, cluster string) bool {
+	if cluster == "" {
+		return false
+	}
+	prefix := ocm.AddonAgentUser(cluster, ocm.SearchAddon, "")
+	return strings.HasPrefix(u.GetName(), prefix) && len(u.GetName()) > len(prefix) &&
+		slices.Contains(u.GetGroups(), ocm.AddonClusterGroup(cluster, ocm.SearchAddon))
+}
+
+// decodeSync checks a Sync and turns its entries into index changes.
+func decodeSync(cluster string, in *searchv1alpha1.Sync) ([]index.Change, error) {
+	if len(in.Resources) > MaxSyncResources {
+		return nil, fmt.Errorf("a Sync holds at most %d resources, this one %d", MaxSyncResources, len(in.Resources))
+	}
+	seen := map[schema.GroupResource]bool{}
+	var out []index.Change
+	for i, rs := range in.Resources {
+		at := fmt.Sprintf("resources[%d]", i)
+		gvr := schema.GroupVersionResource{Group: rs.Group, Version: rs.Version, Resource: rs.Resource}
+		if rs.Version == "" || rs.Resource == "" || rs.Kind == "" {
+			return nil, fmt.Errorf("%s: version, resource and kind are required", at)
+		}
+		if seen[gvr.GroupResource()] {
+			return nil, fmt.Errorf("%s: %s is given twice", at, gvr.GroupResource())
+		}
+		seen[gvr.GroupResource()] = true
+		c := index.Change{Cluster: cluster, Resource: gvr, Kind: rs.Kind, Namespaced: rs.Namespaced, Deletes: rs.Deletes}
+		switch rs.Mode {
+		case searchv1alpha1.ModeCheck:
+			if len(rs.Upserts) > 0 || len(rs.Deletes) > 0 || len(rs.Digest) != 64 {
+				return nil, fmt.Errorf("%s: a Check carries a digest (64 hex digits) and no objects", at)
+			}
+		case searchv1alpha1.ModeReplace:
+			if len(rs.Deletes) > 0 {
+				return nil, fmt.Errorf("%s: a Replace carries no deletes (what it does not hold is removed)", at)
+			}
+			c.Replace = true
+		case searchv1alpha1.ModeDelta:
+		default:
+			return nil, fmt.Errorf("%s: mode %q is not Check, Delta or Replace", at, rs.Mode)
+		}
+		for j, raw := range rs.Upserts {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(raw); err != nil {
+				return nil, fmt.Errorf("%s.upserts[%d]: %v", at, j, err)
+			}
+			if rs.Namespaced != (u.GetNamespace() != "") {
+				return nil, fmt.Errorf("%s.upserts[%d]: %s %q: a namespaced resource's objects have a namespace, a cluster-scoped one's none", at, j, u.GetKind(), u.GetName())
+			}
+			c.Upserts = append(c.Upserts, u)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// resources answers the Kubernetes API below ResourcesPath.
+func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.Info) {
+	r, err := parsePath(strings.TrimPrefix(req.URL.Path, ResourcesPath))
+	if err != nil || !strings.HasPrefix(req.URL.Path, ResourcesPath) {
+		aggregated.Error(w, http.StatusNotFound, err)
+		return
+	}
+	ctx := req.Context()
+	switch r.What {
+	case whatVersion:
+		writeJSON(w, map[string]string{"major": "1", "minor": "35", "gitVersion": "v1.35.0-flotilla-search", "platform": "fleet"})
+		return
+	case whatCoreVersions:
+		writeJSON(w, &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"}})
+		return
+	}
+	known, err := h.o.Index.Resources(ctx)
+	if err != nil {
+		aggregated.Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	switch r.What {
+	case whatGroups:
+		writeJSON(w, groupList(known))
+		return
+	case whatResources:
+		writeJSON(w, resourceList(known, r.GroupVersion))
+		return
+	}
+	res, ok := find(known, r.GroupVersion, r.Resource)
+	if !ok {
+		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("the server doesn't have a resource type %q in %s: no cluster syncs it (see docs/search.md for the resources the search agent watches)", r.Resource, r.GroupVersion))
+		return
+	}
+	if !res.Namespaced && r.Namespace != "" {
+		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("%s is cluster-scoped: search it without a namespace", r.Resource))
+		return
+	}
+	s, err := parseQuery(req.URL.Query())
+	if err != nil {
+		aggregated.Error(w, http.StatusBadRequest, err)
+		return
+	}
+	s.Resource = res.GroupResource()
+	s.Table = wantsTable(req.Header.Get("Accept"))
+	if r.Namespace != "" {
+		s.Namespaces = []string{r.Namespace}
+	}
+	if r.Name != "" {
+		s.Names = []string{r.Name}
+	}
+	if err := h.authorize(ctx, u, &s); err != nil {
+		aggregated.Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	page, err := h.o.Index.Search(ctx, s.Query)
+	if err != nil {
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, index.ErrBadQuery) {
+			code = http.StatusBadRequest
+		}
+		aggregated.Error(w, code, err)
+		return
+	}
+	for _, hit := range page.Items {
+		a := hit.Object.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[ClusterLabel] = hit.Cluster
+		hit.Object.SetAnnotations(a)
+	}
+	if r.What == whatGet {
+		switch len(page.Items) {
+		case 0:
+			aggregated.Error(w, http.StatusNotFound, fmt.Errorf("%s %q not found in any cluster you may see", r.Resource, r.Name))
+		case 1:
+			writeJSON(w, page.Items[0].Object.Object)
+		default:
+			var in []string
+			for _, hit := range page.Items {
+				in = append(in, hit.Cluster)
+			}
+			aggregated.Error(w, http.StatusConflict, fmt.Errorf("%s %q is in %d clusters (%s): list it, or name one with -l %s=<cluster>", r.Resource, r.Name, len(in), strings.Join(in, ", "), ClusterLabel))
+		}
+		return
+	}
+	if s.Table {
+		writeJSON(w, table(res, page, s.FullObjects, h.o.Now()))
+		return
+	}
+	writeJSON(w, list(res, page))
+}
+
+// authorize narrows s to the clusters its filters name and u may see.
+func (h *handlers) authorize(ctx context.Context, u user.Info, s *search) error {
+	filtered := len(s.ClusterNames) > 0 || s.ClusterSelector != nil
+	var candidates []string
+	if filtered {
+		set := map[string]bool{}
+		for _, n := range s.ClusterNames {
+			set[n] = true
+		}
+		if s.ClusterSelector != nil {
+			var mcs clusterv1.ManagedClusterList
+			if err := h.o.Reader.List(ctx, &mcs); err != nil {
+				return fmt.Errorf("read the ManagedClusters: %w", err)
+			}
+			picked := map[string]bool{}
+			for _, mc := range mcs.Items {
+				if s.ClusterSelector.Matches(labels.Set(mc.Labels)) && (len(s.ClusterNames) == 0 || set[mc.Name]) {
+					picked[mc.Name] = true
+				}
+			}
+			set = picked
+		}
+		for n := range set {
+			candidates = append(candidates, n)
+		}
+		slices.Sort(candidates)
+	} else {
+		var err error
+		if candidates, err = h.o.Index.Clusters(ctx); err != nil {
+			return err
+		}
+	}
+	all, allowed, err := visible(ctx, h.o.Access, u, candidates)
+	if err != nil {
+		return err
+	}
+	switch {
+	case all && !filtered:
+		s.AllClusters = true
+	case all:
+		s.Clusters = candidates
+	default:
+		s.Clusters = allowed
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_ = json.NewEncoder(w).Encode(v)
+}

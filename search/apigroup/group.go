@@ -128,41 +128,59 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 		aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("the body is not a Sync: %v", err))
 		return
 	}
-	changes, err := decodeSync(cluster, &in)
-	if err != nil {
-		aggregated.Error(w, http.StatusBadRequest, err)
-		return
-	}
 	mu, _ := h.writes.LoadOrStore(cluster, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	out := searchv1alpha1.SyncResult{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: "SyncResult"}}
-	ctx := req.Context()
+	out, err := Apply(req.Context(), h.o.Index, cluster, &in)
+	if err != nil {
+		code := http.StatusServiceUnavailable
+		if errors.Is(err, ErrBadSync) {
+			code = http.StatusBadRequest
+		}
+		aggregated.Error(w, code, err)
+		return
+	}
+	writeJSON(w, out)
+}
+
+// ErrBadSync marks a Sync's own mistake (400).
+var ErrBadSync = errors.New("bad Sync")
+
+// Apply checks in, cluster's agent's Sync, and writes it to idx: a Check
+// is answered from the index, a Delta or Replace is written. Each entry is
+// one transaction; an entry that fails stops the rest.
+func Apply(ctx context.Context, idx *index.Store, cluster string, in *searchv1alpha1.Sync) (*searchv1alpha1.SyncResult, error) {
+	changes, err := decodeSync(cluster, in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadSync, err)
+	}
+	out := &searchv1alpha1.SyncResult{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: "SyncResult"}}
 	for i, rs := range in.Resources {
 		res := searchv1alpha1.ResourceResult{Group: rs.Group, Version: rs.Version, Resource: rs.Resource}
 		c := changes[i]
 		switch rs.Mode {
 		case searchv1alpha1.ModeCheck:
-			have, err := h.o.Index.Versions(ctx, cluster, c.Resource.GroupResource())
+			have, err := idx.Versions(ctx, cluster, c.Resource.GroupResource())
 			if err != nil {
-				aggregated.Error(w, http.StatusServiceUnavailable, err)
-				return
+				return nil, err
 			}
 			res.Stored = len(have)
 			if res.InSync = object.Digest(have) == rs.Digest; !res.InSync {
 				res.Have = have
 			}
 		default:
-			n, err := h.o.Index.Apply(ctx, c)
+			n, err := idx.Apply(ctx, c)
+			if errors.Is(err, index.ErrBadObject) {
+				return nil, fmt.Errorf("%w: resources[%d] (%s): %v", ErrBadSync, i, c.Resource.GroupResource(), err)
+			}
 			if err != nil {
-				aggregated.Error(w, http.StatusBadRequest, fmt.Errorf("resources[%d] (%s): %w", i, c.Resource.GroupResource(), err))
-				return
+				return nil, fmt.Errorf("resources[%d] (%s): %w", i, c.Resource.GroupResource(), err)
 			}
 			res.Stored = n
 		}
 		out.Resources = append(out.Resources, res)
 	}
-	writeJSON(w, out)
+	return out, nil
 }
 
 // isAgentOf reports whether u is cluster's search agent: the user

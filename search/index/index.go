@@ -63,6 +63,10 @@ type Change struct {
 	Replace bool
 }
 
+// ErrBadObject marks a change's own mistake: an object that is not of its
+// resource, or has no name or UID.
+var ErrBadObject = errors.New("bad object")
+
 // Apply writes c in one transaction and returns how many objects the index
 // holds for the resource on the cluster afterwards. Each upsert is
 // sanitized (object.Sanitize) and fitted (object.Fit) again, whoever sent
@@ -80,16 +84,16 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 	apiVersion := c.Resource.GroupVersion().String()
 	for i, u := range c.Upserts {
 		if u.GetKind() != c.Kind || u.GetAPIVersion() != apiVersion {
-			return 0, fmt.Errorf("upserts[%d] is %s %s, not %s %s", i, u.GetAPIVersion(), u.GetKind(), apiVersion, c.Kind)
+			return 0, fmt.Errorf("%w: upserts[%d] is %s %s, not %s %s", ErrBadObject, i, u.GetAPIVersion(), u.GetKind(), apiVersion, c.Kind)
 		}
 		object.Sanitize(u)
 		cols, err := object.Extract(u)
 		if err != nil {
-			return 0, fmt.Errorf("upserts[%d]: %w", i, err)
+			return 0, fmt.Errorf("%w: upserts[%d]: %v", ErrBadObject, i, err)
 		}
 		raw, err := object.Fit(u)
 		if err != nil {
-			return 0, fmt.Errorf("upserts[%d]: %w", i, err)
+			return 0, fmt.Errorf("%w: upserts[%d]: %v", ErrBadObject, i, err)
 		}
 		rows = append(rows, row{cols, raw})
 	}

@@ -18,6 +18,7 @@ import (
 	"flotilla.dev/flotilla/addons/framework"
 	"flotilla.dev/flotilla/addons/governance"
 	"flotilla.dev/flotilla/addons/install"
+	"flotilla.dev/flotilla/addons/search"
 )
 
 // Options configures the addon manager. Every field documents its default.
@@ -32,16 +33,16 @@ type Options struct {
 	ManifestLimit int
 }
 
-// Shipped is the registry of the addons Flotilla ships: example and the two
-// governance addons (governance-policy-framework, config-policy-controller),
-// their agents from the default image.
+// Shipped is the registry of the addons Flotilla ships: example, the two
+// governance addons (governance-policy-framework, config-policy-controller)
+// and fleet search, their agents from the default image.
 func Shipped() *framework.Registry { return ShippedWith("") }
 
 // ShippedWith is Shipped with the agents' Deployments running agentImage
 // ("" = the default image).
 func ShippedWith(agentImage string) *framework.Registry {
 	r, err := framework.NewRegistry(example.Addon{Image: agentImage},
-		governance.Framework{Image: agentImage}, governance.ConfigPolicy{Image: agentImage})
+		governance.Framework{Image: agentImage}, governance.ConfigPolicy{Image: agentImage}, search.Addon{Image: agentImage})
 	if err != nil {
 		panic(err) // a shipped addon is invalid: a programming error caught by every test
 	}

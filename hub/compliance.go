@@ -19,58 +19,65 @@ import (
 
 // setupCompliance opens the history store (when ComplianceDB is set) and
 // registers its recorder, and serves the live report on the webhook server.
-// The returned func closes the store.
-func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opts Options, base string, api apiServing) (func(), error) {
+// It returns the compliance API's group for the aggregated server (when api
+// is on) and a func that closes the store.
+func setupCompliance(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opts Options, base string, api apiServing) ([]aggregated.Group, func(), error) {
 	var store history.Store
 	closeStore := func() {}
 	if opts.ComplianceDB != "" {
 		var err error
 		if store, err = history.Open(ctx, opts.ComplianceDB); err != nil {
-			return nil, fmt.Errorf("compliance history: %w", err)
+			return nil, nil, fmt.Errorf("compliance history: %w", err)
 		}
 		closeStore = func() { _ = store.Close() }
 		if err := recorder.Setup(mgr, recorder.Options{Store: store, Retention: opts.ComplianceRetention}); err != nil {
 			closeStore()
-			return nil, fmt.Errorf("compliance recorder: %w", err)
+			return nil, nil, fmt.Errorf("compliance recorder: %w", err)
 		}
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		closeStore()
-		return nil, err
+		return nil, nil, err
 	}
 	auth := web.NewAuthorizer(cs)
 	h, err := web.New(web.Options{Reader: mgr.GetClient(), Auth: auth, History: store})
 	if err != nil {
 		closeStore()
-		return nil, err
+		return nil, nil, err
 	}
 	srv := mgr.GetWebhookServer()
 	for _, path := range []string{web.PagePath, web.APIPath, web.LoginPath, web.LogoutPath} {
 		srv.Register(path, h)
 	}
+	var groups []aggregated.Group
 	if api.on() {
 		group, err := apigroup.New(apigroup.Options{Reader: mgr.GetClient(), Access: auth, History: store})
 		if err != nil {
 			closeStore()
-			return nil, err
+			return nil, nil, err
 		}
-		// The API's port uses the hub's own (unwrapped) config: it reads
-		// one ConfigMap and writes its registration.
-		srv, err := aggregated.New(aggregated.Options{Config: opts.Config, Groups: []aggregated.Group{group}, BindAddress: api.bind,
-			CertFile: api.certFile, KeyFile: api.keyFile, CABundle: api.caBundle, Service: api.service, ServicePort: int32(api.port),
-			Endpoint: api.endpoint, RemoveOnStop: api.removeOnStop, Log: ctrl.Log.WithName("hub").WithName("aggregated-api")})
-		if err != nil {
-			closeStore()
-			return nil, err
-		}
-		if err := mgr.Add(srv); err != nil {
-			closeStore()
-			return nil, err
-		}
+		groups = append(groups, group)
 	}
 	ctrl.Log.WithName("hub").Info("compliance report served", "url", base+web.PagePath, "api", base+web.APIPath, "history", redactedDB(opts.ComplianceDB))
-	return closeStore, nil
+	return groups, closeStore, nil
+}
+
+// serveAPI serves groups as the hub's aggregated API (nothing when api is
+// off or there is no group).
+func serveAPI(mgr manager.Manager, opts Options, api apiServing, groups []aggregated.Group) error {
+	if !api.on() || len(groups) == 0 {
+		return nil
+	}
+	// The API's port uses the hub's own (unwrapped) config: it reads one
+	// ConfigMap and writes its registration.
+	srv, err := aggregated.New(aggregated.Options{Config: opts.Config, Groups: groups, BindAddress: api.bind,
+		CertFile: api.certFile, KeyFile: api.keyFile, CABundle: api.caBundle, Service: api.service, ServicePort: int32(api.port),
+		Endpoint: api.endpoint, RemoveOnStop: api.removeOnStop, Log: ctrl.Log.WithName("hub").WithName("aggregated-api")})
+	if err != nil {
+		return err
+	}
+	return mgr.Add(srv)
 }
 
 func redactedDB(db string) string {

@@ -113,6 +113,11 @@ type Options struct {
 	// The live report is served at /compliance and /api/compliance on the
 	// webhook server's HTTPS port either way.
 	ComplianceDB string
+	// SearchDB is the fleet search index: a SQLite file path, or a
+	// postgres:// URL. Default "": no index, the search API is not served
+	// (the `flotilla hub` command defaults it to search.db in its
+	// --data-dir).
+	SearchDB string
 	// APIAddress is the IP of this host the aggregated API
 	// (compliance.flotilla.dev, internal/aggregated) is served and advertised at,
 	// as the one endpoint of Service APIServiceNamespace/APIServiceName: not
@@ -300,11 +305,19 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		return fmt.Errorf("governance: %w", err)
 	}
 	base := "https://" + net.JoinHostPort(opts.WebhookAdvertiseHost, strconv.Itoa(opts.WebhookPort))
-	closeHistory, err := setupCompliance(hubCtx, mgr, cfg, opts, base, api)
+	complianceAPI, closeHistory, err := setupCompliance(hubCtx, mgr, cfg, opts, base, api)
 	if err != nil {
 		return err
 	}
 	defer closeHistory()
+	searchAPI, closeIndex, err := setupSearch(hubCtx, mgr, cfg, opts, api)
+	if err != nil {
+		return err
+	}
+	defer closeIndex()
+	if err := serveAPI(mgr, opts, api, append(complianceAPI, searchAPI...)); err != nil {
+		return err
+	}
 	var hooks webhookSet
 	hooks.validating = append(hooks.validating, registration.Webhooks()...)
 	hooks.validating = append(hooks.validating, placement.Webhooks()...)

@@ -235,6 +235,27 @@ type syncer struct {
 	// check marks the resources whose digests are compared next.
 	check map[schema.GroupResource]bool
 	wake  chan struct{}
+	// epoch is the hub index's, as last answered.
+	epoch string
+}
+
+// post sends one Sync; an answer from another index epoch than the last
+// marks every resource for a check.
+func (s *syncer) post(ctx context.Context, req *searchv1alpha1.Sync) (*searchv1alpha1.SyncResult, error) {
+	res, err := s.hub.Sync(ctx, s.o.ClusterName, req)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.epoch != "" && res.Epoch != s.epoch {
+		s.o.Log.Info("the hub's index changed; comparing digests again", "epoch", res.Epoch)
+		for _, w := range s.watched {
+			s.check[w.gvr.GroupResource()] = true
+		}
+	}
+	s.epoch = res.Epoch
+	s.mu.Unlock()
+	return res, nil
 }
 
 func (s *syncer) changed(w *watched, obj any, deleted bool) {
@@ -296,7 +317,10 @@ func (s *syncer) loop(ctx context.Context) error {
 			return nil
 		case <-time.After(wait):
 		}
-		if backoff > 0 {
+		s.mu.Lock()
+		checks := len(s.check) > 0
+		s.mu.Unlock()
+		if backoff > 0 || checks {
 			continue
 		}
 		select {
@@ -372,7 +396,7 @@ func (s *syncer) checkDigests(ctx context.Context, ws []*watched) error {
 		req.Resources = append(req.Resources, w.entry(searchv1alpha1.ModeCheck, object.Digest(versions)))
 	}
 	s.mu.Unlock()
-	res, err := s.hub.Sync(ctx, s.o.ClusterName, req)
+	res, err := s.post(ctx, req)
 	if err != nil {
 		s.requeue(ws)
 		return err
@@ -437,7 +461,7 @@ func (s *syncer) send(ctx context.Context, changes map[schema.GroupResource]map[
 		if len(batch.Resources) == 0 {
 			return nil
 		}
-		_, err := s.hub.Sync(ctx, s.o.ClusterName, &batch)
+		_, err := s.post(ctx, &batch)
 		batch, n, size = searchv1alpha1.Sync{}, 0, 0
 		return err
 	}

@@ -46,8 +46,9 @@ func (h *hub) Sync(ctx context.Context, cluster string, s *searchv1alpha1.Sync) 
 			h.checks++
 		}
 	}
+	idx := h.idx
 	h.mu.Unlock()
-	return apigroup.Apply(ctx, h.idx, cluster, s)
+	return apigroup.Apply(ctx, idx, cluster, s)
 }
 
 func (h *hub) counts() (upserts, checks int) {
@@ -159,6 +160,22 @@ func TestAgent(t *testing.T) {
 	h.down.Store(false)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.ElementsMatch(c, []string{"c", "d", "e"}, names(t, idx, cmGR, "shop"))
+	}, 60*time.Second, 100*time.Millisecond)
+
+	// The hub's index is replaced (a new database): the next answer names
+	// another epoch, and the agent sends what the new index lacks.
+	fresh, err := index.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
+	require.NoError(t, err)
+	defer fresh.Close()
+	require.NotEqual(t, idx.Epoch(), fresh.Epoch())
+	h.mu.Lock()
+	h.idx = fresh
+	h.mu.Unlock()
+	_, err = cs.CoreV1().ConfigMaps("shop").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "f"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.ElementsMatch(c, []string{"c", "d", "e", "f"}, names(t, fresh, cmGR, "shop"))
+		assert.Equal(c, []string{"db"}, names(t, fresh, secretsGR, "shop"))
 	}, 60*time.Second, 100*time.Millisecond)
 	stop()
 

@@ -154,7 +154,7 @@ func Apply(ctx context.Context, idx *index.Store, cluster string, in *searchv1al
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadSync, err)
 	}
-	out := &searchv1alpha1.SyncResult{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: "SyncResult"}}
+	out := &searchv1alpha1.SyncResult{TypeMeta: metav1.TypeMeta{APIVersion: Group + "/" + Version, Kind: "SyncResult"}, Epoch: idx.Epoch()}
 	for i, rs := range in.Resources {
 		res := searchv1alpha1.ResourceResult{Group: rs.Group, Version: rs.Version, Resource: rs.Resource}
 		c := changes[i]

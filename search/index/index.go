@@ -7,6 +7,8 @@ package index
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -22,7 +24,8 @@ import (
 
 // Store is the index.
 type Store struct {
-	db *sqldb.DB
+	db    *sqldb.DB
+	epoch string
 }
 
 // Open opens the index db names: a postgres:// or postgresql:// URL, or a
@@ -32,8 +35,22 @@ func Open(ctx context.Context, db string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: d}, nil
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s := &Store{db: d}
+	if _, err := d.ExecContext(ctx, d.Rebind(`INSERT INTO search_epoch (id, epoch) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`), hex.EncodeToString(b[:])); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", d.Name, err)
+	}
+	if err := d.QueryRowContext(ctx, `SELECT epoch FROM search_epoch WHERE id = 1`).Scan(&s.epoch); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", d.Name, err)
+	}
+	return s, nil
 }
+
+// Epoch is the index's random name, kept for its life.
+func (s *Store) Epoch() string { return s.epoch }
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

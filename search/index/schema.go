@@ -59,4 +59,11 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 		namespaced INTEGER NOT NULL,
 		PRIMARY KEY (cluster, gr)
 	);`,
+	// 2: the index's epoch, a random name written once by Open: an agent
+	// that sees it change (the hub's database was replaced, or another
+	// replica answers with its own) compares its digests again.
+	`CREATE TABLE search_epoch (
+		id    INTEGER PRIMARY KEY,
+		epoch TEXT NOT NULL
+	);`,
 }}

@@ -65,7 +65,11 @@ type ResourceSync struct {
 // SyncResult is the answer to a Sync: one entry per ResourceSync, in order.
 type SyncResult struct {
 	metav1.TypeMeta `json:",inline"`
-	Resources       []ResourceResult `json:"resources"`
+	// Epoch names the hub's index. When it changes (the index was replaced,
+	// or another hub replica with its own answered), the agent compares its
+	// digests again.
+	Epoch     string           `json:"epoch"`
+	Resources []ResourceResult `json:"resources"`
 }
 
 // ResourceResult is the answer for one ResourceSync.

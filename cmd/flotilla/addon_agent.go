@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 
 	"flotilla.dev/flotilla/addons/example"
 	"flotilla.dev/flotilla/addons/governance"
+	"flotilla.dev/flotilla/addons/search"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/policy/agent"
+	searchagent "flotilla.dev/flotilla/search/agent"
 )
 
 // newAddonAgentCommand is `flotilla addon-agent <addon>`: the agents of the
@@ -22,7 +25,45 @@ func newAddonAgentCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "addon-agent", Short: "Run the agent of an addon Flotilla ships"}
 	cmd.AddCommand(newExampleAgentCommand(),
 		newGovernanceAgentCommand(governance.FrameworkName, "Run the policy framework agent (spec, template and status sync of the cluster's policies)", agent.RunFramework),
-		newGovernanceAgentCommand(governance.ConfigPolicyName, "Run the ConfigurationPolicy engine on the managed cluster", agent.RunConfigPolicy))
+		newGovernanceAgentCommand(governance.ConfigPolicyName, "Run the ConfigurationPolicy engine on the managed cluster", agent.RunConfigPolicy),
+		newSearchAgentCommand())
+	return cmd
+}
+
+func newSearchAgentCommand() *cobra.Command {
+	var (
+		o                searchagent.Options
+		kubeconfig, kctx string
+		resources        string
+	)
+	cmd := &cobra.Command{
+		Use:   search.Name + " --cluster-name NAME",
+		Short: "Run the fleet search agent (sends the cluster's objects to the hub's search index)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := restConfig(kubeconfig, kctx)
+			if err != nil {
+				return err
+			}
+			o.SpokeConfig = cfg
+			o.Log = klog.Background()
+			if resources != "" {
+				o.Resources = strings.Split(resources, ",")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return searchagent.Run(klog.NewContext(ctx, o.Log), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name on the hub (required)")
+	f.StringVar(&o.Namespace, "namespace", ocm.DefaultAddonInstallNamespace, "install namespace (its Lease and hub credential Secret)")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
+	f.StringVar(&kctx, "context", "", "kubeconfig context")
+	f.StringVar(&resources, "resources", "", "comma-separated resources to search (pods,deployments.apps,...; default: "+strings.Join(searchagent.DefaultResources, ",")+")")
+	f.DurationVar(&o.FlushInterval, "flush-interval", 200*time.Millisecond, "how long changes gather before they are sent")
+	f.DurationVar(&o.ResyncInterval, "resync-interval", 10*time.Minute, "how often the agent compares its digests with the hub's")
+	f.DurationVar(&o.LeaseDuration, "lease-duration", 60*time.Second, "duration written on the Lease (stale after 5x)")
 	return cmd
 }
 

@@ -62,6 +62,9 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 			if err := complianceDB(&o, dataDir, os.Getenv); err != nil {
 				return err
 			}
+			if err := searchDB(&o, dataDir, os.Getenv); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return hub.Run(ctx, o)
@@ -92,6 +95,7 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f.IntVar(&o.Burst, "kube-api-burst", 200, "burst of the hub's client above --kube-api-qps")
 	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
 	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: $"+deploy.ComplianceDBEnv+" when set, which keeps a password off the command line; else compliance.db in --data-dir)")
+	f.StringVar(&o.SearchDB, "search-db", "", "fleet search index: a SQLite file, a postgres://user:password@host:port/db URL (several hub replicas need one they share), or off (default: $"+searchDBEnv+" when set; else search.db in --data-dir)")
 	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd
@@ -107,6 +111,29 @@ func defaultHubDataDir() string {
 		return filepath.Join(home, ".local", "state", "flotilla", "hub")
 	}
 	return filepath.Join(os.TempDir(), "flotilla-hub")
+}
+
+// searchDBEnv is the variable --search-db defaults to (a PostgreSQL URL
+// from a Secret, kept off the command line).
+const searchDBEnv = "FLOTILLA_SEARCH_DB"
+
+// searchDB resolves --search-db as complianceDB does --compliance-db:
+// "off" keeps no index, "" is $FLOTILLA_SEARCH_DB when set, else search.db
+// in the data dir.
+func searchDB(o *hub.Options, dataDir string, getenv func(string) string) error {
+	if o.SearchDB == "" {
+		o.SearchDB = strings.TrimSpace(getenv(searchDBEnv))
+	}
+	switch o.SearchDB {
+	case "off":
+		o.SearchDB = ""
+	case "":
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return fmt.Errorf("--data-dir %s: %w (or pass --search-db off)", dataDir, err)
+		}
+		o.SearchDB = filepath.Join(dataDir, "search.db")
+	}
+	return nil
 }
 
 // complianceDB resolves --compliance-db: "off" records no history, "" is

@@ -60,6 +60,7 @@ func newRootCommand() *cobra.Command {
 		newClusterSetCommand(),
 		newAddonCommand(), newAddonAgentCommand(),
 		newComplianceCommand(),
+		newSearchCommand(),
 	)
 	return root
 }

@@ -106,3 +106,57 @@ func do(ctx context.Context, req *rest.Request) ([]byte, error) {
 	}
 	return nil, err
 }
+
+// Table searches gvr as List does, answered as a meta.k8s.io Table (the
+// columns kubectl get prints, CLUSTER first).
+func (c *Client) Table(ctx context.Context, gvr schema.GroupVersionResource, namespace string, q url.Values) (*metav1.Table, error) {
+	req := c.rest.Get().AbsPath(ListPath(gvr, namespace)).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	for k, vs := range q {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	raw, err := do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	t := &metav1.Table{}
+	if err := json.Unmarshal(raw, t); err != nil {
+		return nil, fmt.Errorf("the search's answer: %w", err)
+	}
+	return t, nil
+}
+
+// Resources are the resources the clusters sync, from the search API's
+// discovery.
+func (c *Client) Resources(ctx context.Context) ([]metav1.APIResourceList, error) {
+	var lists []metav1.APIResourceList
+	raw, err := c.Raw(ctx, "/api/v1")
+	if err != nil {
+		return nil, err
+	}
+	var core metav1.APIResourceList
+	if err := json.Unmarshal(raw, &core); err != nil {
+		return nil, err
+	}
+	lists = append(lists, core)
+	if raw, err = c.Raw(ctx, "/apis"); err != nil {
+		return nil, err
+	}
+	var groups metav1.APIGroupList
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return nil, err
+	}
+	for _, g := range groups.Groups {
+		raw, err := c.Raw(ctx, "/apis/"+g.PreferredVersion.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		var l metav1.APIResourceList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, err
+		}
+		lists = append(lists, l)
+	}
+	return lists, nil
+}

@@ -9,6 +9,9 @@
 #   - a policy/ package imports addons/ (the governance addon delivers policy,
 #     policy does not know its delivery) or hub/, or a hub library imports
 #     policy/ (the domains sit side by side; the hub process assembles them);
+#   - a search/ package (fleet search: index, API, agent) imports addons/,
+#     hub/, policy/ or klusterlet/, or one of those (but the hub process and
+#     addons/) imports search/: a domain beside the others;
 #   - an internal/ package imports an upper room: hub/, klusterlet/, addons/,
 #     policy/, devenv/, cmd/, hack/ or test/ (internal/ is the ground floor).
 #
@@ -37,7 +40,7 @@
 #
 #   0 wire     api/..., manifests        (types and embedded manifests; import nothing here)
 #   1 ground   internal/...
-#   2 domains  hub/<sub>..., klusterlet/..., policy/...   (side by side)
+#   2 domains  hub/<sub>..., klusterlet/..., policy/..., search/...   (side by side)
 #   3 addons   addons/...
 #   4 hubproc  hub (the package itself: the hub process, see above)
 #   5 devenv   devenv/...
@@ -84,7 +87,7 @@ layer() {
 	api | api/* | manifests | manifests/*) echo 0 ;;
 	internal | internal/*) echo 1 ;;
 	hub) echo 4 ;;
-	hub/* | klusterlet | klusterlet/* | policy | policy/*) echo 2 ;;
+	hub/* | klusterlet | klusterlet/* | policy | policy/* | search | search/*) echo 2 ;;
 	addons | addons/*) echo 3 ;;
 	devenv | devenv/*) echo 5 ;;
 	*) echo 6 ;;
@@ -104,21 +107,33 @@ forbidden() {
 	local p=$1 i=$2
 	case "$p" in
 	klusterlet | klusterlet/*)
-		case "$i" in hub | hub/*) echo "the klusterlet imports no hub package" ;; esac ;;
+		case "$i" in
+		hub | hub/*) echo "the klusterlet imports no hub package" ;;
+		search | search/*) echo "the klusterlet imports no search package" ;;
+		esac ;;
 	hub | hub/*)
 		case "$i" in
 		klusterlet | klusterlet/*) echo "the hub imports no klusterlet package" ;;
 		addons | addons/*) [ "$p" != hub ] && echo "hub libraries import no addons package" ;;
 		policy | policy/*) [ "$p" != hub ] && echo "hub libraries import no policy package" ;;
+		search | search/*) [ "$p" != hub ] && echo "hub libraries import no search package" ;;
 		esac ;;
 	policy | policy/*)
 		case "$i" in
 		addons | addons/*) echo "policy imports no addons package" ;;
 		hub | hub/*) echo "policy imports no hub package" ;;
+		search | search/*) echo "policy imports no search package" ;;
+		esac ;;
+	search | search/*)
+		case "$i" in
+		addons | addons/*) echo "search imports no addons package" ;;
+		hub | hub/*) echo "search imports no hub package" ;;
+		policy | policy/*) echo "search imports no policy package" ;;
+		klusterlet | klusterlet/*) echo "search imports no klusterlet package" ;;
 		esac ;;
 	internal | internal/*)
 		case "$i" in
-		hub | hub/* | klusterlet | klusterlet/* | addons | addons/* | policy | policy/* | devenv | devenv/* | cmd | cmd/* | hack | hack/* | test | test/*)
+		hub | hub/* | klusterlet | klusterlet/* | addons | addons/* | policy | policy/* | search | search/* | devenv | devenv/* | cmd | cmd/* | hack | hack/* | test | test/*)
 			echo "internal/ imports no upper room" ;;
 		esac ;;
 	esac

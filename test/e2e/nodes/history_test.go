@@ -31,11 +31,11 @@ import (
 	hubpkg "flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/pgtest"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
 	"flotilla.dev/flotilla/policy/compliance/document"
 	"flotilla.dev/flotilla/policy/compliance/history"
-	"flotilla.dev/flotilla/internal/pgtest"
 )
 
 // TestComplianceHistoryFailover: `init --deploy --compliance-db-secret`

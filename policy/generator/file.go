@@ -1,0 +1,94 @@
+package generator
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Options tune File.
+type Options struct {
+	// BaseDir is the directory manifest and placement paths are relative to
+	// and must stay in. Default: the configuration file's directory. A
+	// kustomize exec plugin gets the kustomization's directory (its working
+	// directory), since kustomize hands it a copy of the configuration.
+	BaseDir string
+}
+
+// File generates the objects of the PolicyGenerator configuration in path:
+// Parse, Resolve, Load, Generate.
+func File(path string, o Options) ([]map[string]any, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.BaseDir = o.BaseDir
+	if cfg.BaseDir == "" {
+		cfg.BaseDir = filepath.Dir(path)
+	}
+	if err := cfg.Resolve(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Load(); err != nil {
+		return nil, err
+	}
+	return Generate(cfg)
+}
+
+// Configs lists the PolicyGenerator configurations of a directory (its
+// *.yaml and *.yml files whose kind is PolicyGenerator, in name order), or
+// the path itself when it is a file.
+func Configs(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() || !slices.Contains([]string{".yaml", ".yml"}, filepath.Ext(e.Name())) {
+			continue
+		}
+		f := filepath.Join(path, e.Name())
+		docs, err := readDocuments(f)
+		if err != nil {
+			continue // not ours to judge: only PolicyGenerator files count
+		}
+		if len(docs) == 1 && docs[0]["kind"] == Kind && docs[0]["apiVersion"] == APIVersion {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no PolicyGenerator configuration (a *.yaml or *.yml file of apiVersion %s, kind %s)", path, APIVersion, Kind)
+	}
+	return out, nil
+}
+
+// Write writes objects as a YAML stream, each document after a "---" line,
+// ready for kubectl apply -f -.
+func Write(w io.Writer, objs []map[string]any) error {
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

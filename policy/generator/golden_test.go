@@ -1,0 +1,85 @@
+package generator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
+)
+
+// TestUpstreamGoldens generates every case under testdata/<group>/<case>/
+// and compares the objects, field by field and in order, with want.yaml:
+// upstream's generator output for the same configuration (record.sh,
+// README.md). A case upstream refuses (upstream-error.txt) must be refused
+// too, with a message naming the offending field (want-error.txt holds a
+// fragment of ours).
+func TestUpstreamGoldens(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/*")
+	require.NoError(t, err)
+	n := 0
+	for _, dir := range cases {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			continue
+		}
+		n++
+		t.Run(dir, func(t *testing.T) {
+			configs, err := Configs(dir)
+			require.NoError(t, err)
+			require.Len(t, configs, 1)
+			got, err := File(configs[0], Options{})
+			if want, rerr := os.ReadFile(filepath.Join(dir, "want-error.txt")); rerr == nil {
+				require.Error(t, err, "upstream refuses this configuration")
+				require.Contains(t, err.Error(), strings.TrimSpace(string(want)))
+				return
+			}
+			require.NoError(t, err)
+			want, err := os.ReadFile(filepath.Join(dir, "want.yaml"))
+			require.NoError(t, err, "no want.yaml: run record.sh")
+			wantObjs, err := decodeDocuments(want, "want.yaml")
+			require.NoError(t, err)
+			compareObjects(t, wantObjs, normalize(t, got))
+		})
+	}
+	require.NotZero(t, n)
+}
+
+// compareObjects reports, per object, the fields that differ.
+func compareObjects(t *testing.T, want, got []map[string]any) {
+	t.Helper()
+	ids := func(objs []map[string]any) []string {
+		out := make([]string, len(objs))
+		for i, o := range objs {
+			out[i] = identity(o)
+		}
+		return out
+	}
+	require.Equal(t, ids(want), ids(got), "the objects and their order")
+	for i := range want {
+		if d := cmp.Diff(want[i], got[i]); d != "" {
+			t.Errorf("%s differs from upstream (-upstream +flotilla):\n%s", identity(want[i]), d)
+		}
+	}
+}
+
+func identity(o map[string]any) string {
+	meta, _ := o["metadata"].(map[string]any)
+	return fmt.Sprintf("%v %v/%v", o["kind"], meta["namespace"], meta["name"])
+}
+
+// normalize takes objects through JSON, as they are written, so numbers
+// compare as json.Number on both sides.
+func normalize(t *testing.T, objs []map[string]any) []map[string]any {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, objs))
+	out, err := decodeDocuments(buf.Bytes(), "output")
+	require.NoError(t, err)
+	_ = json.Number("")
+	return out
+}

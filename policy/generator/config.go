@@ -238,6 +238,12 @@ var sections = map[string]string{
 	"generator.LabelSelector":     "a label selector",
 }
 
+// hints follow the unknown-field message of fields older generators took.
+var hints = map[string]string{
+	"placementRulePath": " (PlacementRule is deprecated in OCM and Flotilla does not serve it: use placementPath with a Placement)",
+	"placementRuleName": " (PlacementRule is deprecated in OCM and Flotilla does not serve it: use placementName with a Placement)",
+}
+
 var unknownField = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 
 // Parse decodes one PolicyGenerator configuration strictly: an unknown field
@@ -257,7 +263,7 @@ func Parse(data []byte, file string) (*Config, error) {
 					if sec == "" {
 						sec = sub[2]
 					}
-					return fmt.Sprintf("unknown field %q in %s", sub[1], sec)
+					return fmt.Sprintf("unknown field %q in %s%s", sub[1], sec, hints[sub[1]])
 				})
 			}
 			return nil, fmt.Errorf("%s: invalid PolicyGenerator: %s", file, strings.Join(msgs, "; "))

@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -91,4 +92,38 @@ func Write(w io.Writer, objs []map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// Paths generates the objects of every configuration the paths name (files,
+// or directories searched by Configs), in order.
+func Paths(paths []string, o Options) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, p := range paths {
+		configs, err := Configs(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range configs {
+			objs, err := File(c, o)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
+}
+
+// WriteJSON writes objects as one v1 List, which kubectl apply -f - takes too.
+func WriteJSON(w io.Writer, objs []map[string]any) error {
+	items := make([]any, len(objs))
+	for i, o := range objs {
+		items[i] = o
+	}
+	b, err := json.MarshalIndent(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func main() {
-	if ran, err := runAsPlugin(os.Args); ran {
+	if ran, err := runAsPlugin(os.Args, os.Stdout); ran {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "Error:", err)
 			os.Exit(1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -63,7 +64,7 @@ generates from the configuration kustomize hands it.`,
 // it is called by that name: kustomize passes the configuration's file and
 // runs the plugin in the kustomization's directory, which manifest paths are
 // relative to. It reports whether it ran.
-func runAsPlugin(args []string) (bool, error) {
+func runAsPlugin(args []string, out io.Writer) (bool, error) {
 	if filepath.Base(args[0]) != pluginName {
 		return false, nil
 	}
@@ -82,5 +83,5 @@ func runAsPlugin(args []string) (bool, error) {
 		}
 		objs = append(objs, o...)
 	}
-	return true, generator.Write(os.Stdout, objs)
+	return true, generator.Write(out, objs)
 }

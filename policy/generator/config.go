@@ -222,20 +222,20 @@ type PolicySetConfig struct {
 // sections names the configuration's Go types as a reader of the YAML knows
 // them, for unknown-field messages.
 var sections = map[string]string{
-	"generator.Config":            "the PolicyGenerator",
-	"generator.Metadata":          "metadata",
-	"generator.BindingDefaults":   "placementBindingDefaults",
-	"generator.PolicyDefaults":    "policyDefaults",
-	"generator.PolicySetDefaults": "policySetDefaults",
-	"generator.PolicyConfig":      "a policies entry",
-	"generator.PolicySetConfig":   "a policySets entry",
-	"generator.Manifest":          "a manifests entry",
-	"generator.PlacementConfig":   "placement",
-	"generator.Pair":              "evaluationInterval/customMessage",
-	"generator.Dependency":        "a dependency",
+	"generator.Config":             "the PolicyGenerator",
+	"generator.Metadata":           "metadata",
+	"generator.BindingDefaults":    "placementBindingDefaults",
+	"generator.PolicyDefaults":     "policyDefaults",
+	"generator.PolicySetDefaults":  "policySetDefaults",
+	"generator.PolicyConfig":       "a policies entry",
+	"generator.PolicySetConfig":    "a policySets entry",
+	"generator.Manifest":           "a manifests entry",
+	"generator.PlacementConfig":    "placement",
+	"generator.Pair":               "evaluationInterval/customMessage",
+	"generator.Dependency":         "a dependency",
 	"generator.HubTemplateOptions": "hubTemplateOptions",
-	"generator.NamespaceSelector": "namespaceSelector",
-	"generator.LabelSelector":     "a label selector",
+	"generator.NamespaceSelector":  "namespaceSelector",
+	"generator.LabelSelector":      "a label selector",
 }
 
 // hints follow the unknown-field message of fields older generators took.

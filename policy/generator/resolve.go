@@ -179,7 +179,10 @@ func (c *Config) resolvePolicy(p *PolicyConfig) {
 
 // inheritTemplateOptions fills what o leaves unset from parent.
 func inheritTemplateOptions(o *TemplateOptions, parent TemplateOptions) {
-	for _, f := range []struct{ v *string; p string }{
+	for _, f := range []struct {
+		v *string
+		p string
+	}{
 		{&o.RemediationAction, parent.RemediationAction},
 		{&o.Severity, parent.Severity},
 		{&o.ComplianceType, parent.ComplianceType},

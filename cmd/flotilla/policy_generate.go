@@ -26,13 +26,16 @@ policy-collection's policy sets) and prints the objects they describe, the same
 ones upstream's generator writes: Policies, PolicySets, Placements and
 PlacementBindings, ready for kubectl apply -f -.
 
-A DIR argument stands for every *.yaml and *.yml file in it whose kind is
-PolicyGenerator. Manifest and placement paths are relative to the configuration
-file's directory and must stay inside it; a manifest path is a file, a
-directory of YAML files, or a kustomize directory (built with no plugins and no
-remote resources). A kustomization that lists the configuration under
-generators is not run: its own transformations (labels, namespace) are
-kustomize's, not the generator's.
+A DIR with a kustomization (policy-collection's policy sets have one) is built as
+kustomize build --enable-alpha-plugins builds it with the PolicyGenerator plugin:
+the configurations its generators list are generated, and kustomize adds what
+the kustomization says (labels, annotations, namespace, patches). Another DIR
+stands for every *.yaml and *.yml file in it whose kind is PolicyGenerator; a
+file is one configuration, generated as the plugin alone would.
+
+Manifest and placement paths are relative to the configuration file's directory
+and must stay inside it; a manifest path is a file, a directory of YAML files,
+or a kustomize directory (built with no plugins and no remote resources).
 
 As a kustomize exec plugin: link or copy the binary to
 $XDG_CONFIG_HOME/kustomize/plugin/policy.open-cluster-management.io/v1/policygenerator/PolicyGenerator

@@ -64,12 +64,7 @@ func Configs(path string) ([]string, error) {
 		if e.IsDir() || !slices.Contains([]string{".yaml", ".yml"}, filepath.Ext(e.Name())) {
 			continue
 		}
-		f := filepath.Join(path, e.Name())
-		docs, err := readDocuments(f)
-		if err != nil {
-			continue // not ours to judge: only PolicyGenerator files count
-		}
-		if len(docs) == 1 && docs[0]["kind"] == Kind && docs[0]["apiVersion"] == APIVersion {
+		if f := filepath.Join(path, e.Name()); isGeneratorConfig(f) {
 			out = append(out, f)
 		}
 	}
@@ -94,11 +89,21 @@ func Write(w io.Writer, objs []map[string]any) error {
 	return nil
 }
 
-// Paths generates the objects of every configuration the paths name (files,
-// or directories searched by Configs), in order.
+// Paths generates the objects the paths name, in order: a file is one
+// configuration (File); a directory with a kustomization is built as
+// kustomize builds it with the PolicyGenerator plugin (Kustomize); another
+// directory stands for its configurations (Configs).
 func Paths(paths []string, o Options) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil && info.IsDir() && KustomizationFile(p) != "" {
+			objs, err := Kustomize(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+			continue
+		}
 		configs, err := Configs(p)
 		if err != nil {
 			return nil, err

@@ -149,3 +149,20 @@ func TestLoadRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestKustomizeRefusals: a kustomization naming a remote resource, or an
+// exec plugin other than PolicyGenerator, is refused with the reason.
+func TestKustomizeRefusals(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- https://example.com/app.yaml\n"), 0o644))
+	_, err := Kustomize(dir)
+	require.ErrorContains(t, err, "names the remote resource https://example.com/app.yaml: policy generate reads local files only")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("generators:\n- other.yaml\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte("apiVersion: example.com/v1\nkind: SecretsFromVault\nmetadata:\n  name: x\n"), 0o644))
+	_, err = Kustomize(dir)
+	require.ErrorContains(t, err, "kustomize build "+dir)
+
+	_, err = Kustomize(t.TempDir())
+	require.ErrorContains(t, err, "has no kustomization.yaml")
+}

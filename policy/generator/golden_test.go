@@ -112,3 +112,26 @@ func mustConfig(t *testing.T, dir string) string {
 	require.NoError(t, err)
 	return filepath.Base(configs[0])
 }
+
+// TestKustomizeGoldens builds every case with a kustomization as `flotilla
+// policy generate DIR` does (Kustomize) and compares the objects with
+// want-kustomize.yaml: `kustomize build --enable-alpha-plugins` of the same
+// directory with upstream's generator installed as kustomize's exec plugin
+// (record.sh). policy-collection's kustomizations add the policy-set label.
+func TestKustomizeGoldens(t *testing.T) {
+	cases, err := filepath.Glob("testdata/*/*/want-kustomize.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, cases)
+	for _, want := range cases {
+		dir := filepath.Dir(want)
+		t.Run(dir, func(t *testing.T) {
+			got, err := Kustomize(dir)
+			require.NoError(t, err)
+			data, err := os.ReadFile(want)
+			require.NoError(t, err)
+			wantObjs, err := decodeDocuments(data, want)
+			require.NoError(t, err)
+			compareObjects(t, wantObjs, normalize(t, got))
+		})
+	}
+}

@@ -39,7 +39,9 @@ const hardeningNs = "acm-hardening"
 // by the test clusters, with upstream's message saying so.
 func TestGeneratedPolicySetInComplianceReport(t *testing.T) {
 	ctx := context.Background()
-	objs, err := generator.File(filepath.Join("..", "..", "..", "policy", "generator", "testdata", "policy-collection", "acm-hardening", "policyGenerator.yaml"), generator.Options{})
+	// The set's directory, kustomization and all, as `flotilla policy
+	// generate DIR` reads it.
+	objs, err := generator.Paths([]string{filepath.Join("..", "..", "..", "policy", "generator", "testdata", "policy-collection", "acm-hardening")}, generator.Options{})
 	require.NoError(t, err)
 
 	require.NoError(t, hubCli.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hardeningNs}}))
@@ -55,6 +57,7 @@ func TestGeneratedPolicySetInComplianceReport(t *testing.T) {
 		u := &unstructured.Unstructured{Object: o}
 		u.SetNamespace(hardeningNs)
 		kinds[u.GetKind()]++
+		require.Equal(t, "acm-hardening", u.GetLabels()["open-cluster-management.io/policy-set"], "the kustomization's label")
 	}
 	require.Equal(t, map[string]int{"Policy": 4, "PolicySet": 1, "Placement": 1, "PlacementBinding": 1}, kinds)
 	var stream bytes.Buffer

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/kustomize/api/krusty"
+	kusttypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	"flotilla.dev/flotilla/internal/scheme"
@@ -92,4 +96,45 @@ func TestPolicyGeneratorPlugin(t *testing.T) {
 	ran, err = runAsPlugin([]string{"PolicyGenerator"}, &out)
 	require.True(t, ran)
 	require.ErrorContains(t, err, "usage: PolicyGenerator <policy-generator-config-file>")
+}
+
+// TestMain lets this test binary be kustomize's PolicyGenerator exec plugin
+// (TestKustomizeRunsFlotillaAsPlugin): called by that name, it is the plugin.
+func TestMain(m *testing.M) {
+	if ran, err := runAsPlugin(os.Args, os.Stdout); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// kustomize's own build (krusty with exec plugins, as kustomize build
+// --enable-alpha-plugins), with flotilla installed as the PolicyGenerator
+// plugin, writes for policy-collection's sets exactly the bytes it writes
+// with upstream's plugin (want-kustomize.yaml, recorded that way).
+func TestKustomizeRunsFlotillaAsPlugin(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	home := t.TempDir()
+	dir := filepath.Join(home, "kustomize", "plugin", "policy.open-cluster-management.io", "v1", "policygenerator")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.Symlink(self, filepath.Join(dir, pluginName)))
+	t.Setenv("XDG_CONFIG_HOME", home)
+	opts := krusty.MakeDefaultOptions()
+	opts.PluginConfig = kusttypes.EnabledPluginConfig(kusttypes.BploUseStaticallyLinked)
+	opts.PluginConfig.FnpLoadingOptions.EnableExec = true
+	for _, set := range []string{"acm-hardening", "gatekeeper", "openshift-plus"} {
+		setDir, err := filepath.Abs(filepath.Join(generatorTestdata, "policy-collection", set))
+		require.NoError(t, err)
+		res, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), setDir)
+		require.NoError(t, err, set)
+		got, err := res.AsYaml()
+		require.NoError(t, err)
+		want, err := os.ReadFile(filepath.Join(setDir, "want-kustomize.yaml"))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), set)
+	}
 }

@@ -22,6 +22,13 @@
 //     placements (shared when policies select the same clusters under a
 //     default placement name) and one binding per placement.
 //
-// File is the three in a row, for the CLI (`flotilla policy generate`) and the
-// kustomize exec plugin entry point.
+// File is the steps in a row for one configuration file (the CLI and the
+// kustomize exec plugin entry point). Kustomize builds a kustomization
+// directory as `kustomize build --enable-alpha-plugins` does with the
+// generator as its plugin: the PolicyGenerator configurations it lists under
+// generators are generated here, and kustomize builds the rest around them.
+// Paths is what `flotilla policy generate PATH...` runs.
+//
+// The goldens in testdata are upstream's output for the same inputs
+// (testdata/README.md says how they were recorded).
 package generator

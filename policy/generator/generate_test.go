@@ -157,6 +157,9 @@ func TestKustomizeRefusals(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources:\n- https://example.com/app.yaml\n"), 0o644))
 	_, err := Kustomize(dir)
 	require.ErrorContains(t, err, "names the remote resource https://example.com/app.yaml: policy generate reads local files only")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("generators:\n- github.com/org/gen?ref=v1\n"), 0o644))
+	_, err = Kustomize(dir)
+	require.ErrorContains(t, err, "names the remote resource github.com/org/gen?ref=v1")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("generators:\n- other.yaml\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte("apiVersion: example.com/v1\nkind: SecretsFromVault\nmetadata:\n  name: x\n"), 0o644))

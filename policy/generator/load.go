@@ -191,14 +191,25 @@ func checkLocal(dir string, seen map[string]bool) error {
 		return err
 	}
 	var k struct {
-		Resources  []string `json:"resources"`
-		Bases      []string `json:"bases"`
-		Components []string `json:"components"`
+		Resources    []string `json:"resources"`
+		Bases        []string `json:"bases"`
+		Components   []string `json:"components"`
+		Generators   []any    `json:"generators"`
+		Transformers []any    `json:"transformers"`
+		Validators   []any    `json:"validators"`
 	}
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	for _, r := range append(append(k.Resources, k.Bases...), k.Components...) {
+	refs := append(append(k.Resources, k.Bases...), k.Components...)
+	for _, list := range [][]any{k.Generators, k.Transformers, k.Validators} {
+		for _, v := range list {
+			if s, ok := v.(string); ok { // the others are inline configurations
+				refs = append(refs, s)
+			}
+		}
+	}
+	for _, r := range refs {
 		if isRemote(r) {
 			return fmt.Errorf("%s names the remote resource %s: policy generate reads local files only", file, r)
 		}

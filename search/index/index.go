@@ -151,13 +151,18 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw)); err != nil {
 			return 0, fmt.Errorf("%s: store %s %s/%s of %s: %w", s.db.Name, c.Kind, k.Namespace, k.Name, c.Cluster, err)
 		}
-		for _, table := range []string{"search_labels", "search_images"} {
+		for _, table := range []string{"search_labels", "search_images", "search_reasons"} {
 			if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE cluster = ? AND gr = ? AND uid = ?`), c.Cluster, gr, k.UID); err != nil {
 				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 			}
 		}
 		for key, value := range k.Labels {
 			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_labels (cluster, gr, uid, key, value) VALUES (?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, key, value); err != nil {
+				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+			}
+		}
+		for _, reason := range k.Reasons {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_reasons (cluster, gr, uid, reason) VALUES (?, ?, ?, ?)`), c.Cluster, gr, k.UID, reason); err != nil {
 				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 			}
 		}
@@ -241,7 +246,7 @@ type querier interface {
 
 // delete removes the objects where holds, with their labels and images.
 func (s *Store) delete(ctx context.Context, tx execer, where string, args ...any) error {
-	for _, table := range []string{"search_labels", "search_images", "search_objects"} {
+	for _, table := range []string{"search_labels", "search_images", "search_reasons", "search_objects"} {
 		if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE `+where), args...); err != nil {
 			return fmt.Errorf("%s: delete from %s: %w", s.db.Name, table, err)
 		}

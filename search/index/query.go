@@ -110,20 +110,19 @@ func (q Query) Where() (string, []any, error) {
 		}
 	}
 	if q.Reason != "" {
-		if strings.Contains(q.Reason, "|") {
-			return "", nil, fmt.Errorf("%w: reason %q: a reason holds no \"|\"", ErrBadQuery, q.Reason)
-		}
-		w = append(w, `o.reasons LIKE ? ESCAPE '\'`)
-		args = append(args, "%|"+escapeLike(q.Reason)+"|%")
+		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT r.cluster, r.gr, r.uid FROM search_reasons r WHERE r.gr = ? AND r.reason = ?)")
+		args = append(args, GR(q.Resource), q.Reason)
 	}
 	if q.Image != "" {
-		w = append(w, "EXISTS (SELECT 1 FROM search_images i WHERE i.cluster = o.cluster AND i.gr = o.gr AND i.uid = o.uid AND i.image = ?)")
-		args = append(args, q.Image)
+		// Driven from the image table (its (gr, image) index), not checked
+		// row by row of the resource.
+		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT i.cluster, i.gr, i.uid FROM search_images i WHERE i.gr = ? AND i.image = ?)")
+		args = append(args, GR(q.Resource), q.Image)
 	}
 	if q.Labels != nil {
 		reqs, _ := q.Labels.Requirements()
 		for _, r := range reqs {
-			cond, a, err := labelCondition(r)
+			cond, a, err := labelCondition(GR(q.Resource), r)
 			if err != nil {
 				return "", nil, err
 			}
@@ -142,34 +141,35 @@ func (q Query) Where() (string, []any, error) {
 	return strings.Join(w, " AND "), args, nil
 }
 
-// escapeLike escapes LIKE's wildcards with "\\" (the query's ESCAPE).
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
-}
-
 const hasLabel = "EXISTS (SELECT 1 FROM search_labels l WHERE l.cluster = o.cluster AND l.gr = o.gr AND l.uid = o.uid AND l.key = ?"
 
-// labelCondition is one label requirement as SQL, with Kubernetes'
-// semantics: != and notin also match objects without the key.
-func labelCondition(r labels.Requirement) (string, []any, error) {
+// withLabel selects the objects of a resource that have a label, driven
+// from the label table's (gr, key, value) index.
+const withLabel = "(o.cluster, o.gr, o.uid) IN (SELECT l.cluster, l.gr, l.uid FROM search_labels l WHERE l.gr = ? AND l.key = ?"
+
+// labelCondition is one label requirement on resource gr as SQL, with
+// Kubernetes' semantics: != and notin also match objects without the key.
+func labelCondition(gr string, r labels.Requirement) (string, []any, error) {
 	vals := r.Values().List()
-	args := []any{r.Key()}
 	valueIn := ""
+	var valueArgs []any
 	if len(vals) > 0 {
 		valueIn = " AND l.value IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ") + ")"
 		for _, v := range vals {
-			args = append(args, v)
+			valueArgs = append(valueArgs, v)
 		}
 	}
+	positive := append([]any{gr, r.Key()}, valueArgs...)
+	negative := append([]any{r.Key()}, valueArgs...)
 	switch r.Operator() {
 	case selection.Equals, selection.DoubleEquals, selection.In:
-		return hasLabel + valueIn + ")", args, nil
+		return withLabel + valueIn + ")", positive, nil
 	case selection.NotEquals, selection.NotIn:
-		return "NOT " + hasLabel + valueIn + ")", args, nil
+		return "NOT " + hasLabel + valueIn + ")", negative, nil
 	case selection.Exists:
-		return hasLabel + ")", args, nil
+		return withLabel + ")", []any{gr, r.Key()}, nil
 	case selection.DoesNotExist:
-		return "NOT " + hasLabel + ")", args, nil
+		return "NOT " + hasLabel + ")", []any{r.Key()}, nil
 	default:
 		return "", nil, fmt.Errorf("%w: label selector %q: operator %s is not supported (use =, !=, in, notin, exists, !key)", ErrBadQuery, r.String(), r.Operator())
 	}

@@ -66,4 +66,14 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 		id    INTEGER PRIMARY KEY,
 		epoch TEXT NOT NULL
 	);`,
+	// 3: containers' state reasons, one row each, as images: a search for
+	// CrashLoopBackOff reads the reason's rows, not every Pod.
+	`CREATE TABLE search_reasons (
+		cluster TEXT NOT NULL,
+		gr      TEXT NOT NULL,
+		uid     TEXT NOT NULL,
+		reason  TEXT NOT NULL,
+		PRIMARY KEY (cluster, gr, uid, reason)
+	);
+	CREATE INDEX search_reasons_reason ON search_reasons (gr, reason);`,
 }}

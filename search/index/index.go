@@ -98,6 +98,11 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		raw  []byte
 	}
 	rows := make([]row, 0, len(c.Upserts))
+	if c.Resource.GroupResource() == object.Secrets && c.Kind != object.SecretKind.Kind {
+		// Sanitize knows Secrets by their kind: a Sync that names another
+		// kind for them would keep their data.
+		return 0, fmt.Errorf("%w: %s are of kind %s, not %q", ErrBadObject, object.Secrets, object.SecretKind.Kind, c.Kind)
+	}
 	apiVersion := c.Resource.GroupVersion().String()
 	for i, u := range c.Upserts {
 		if u.GetKind() != c.Kind || u.GetAPIVersion() != apiVersion {

@@ -210,3 +210,27 @@ func mustSelector(t testing.TB, s string) labels.Selector {
 	require.NoError(t, err)
 	return sel
 }
+
+// A Sync names its resource's kind and version itself: an agent (forged,
+// old or buggy) that calls Secrets something else must not get their data
+// past the hub's sanitizing. Secrets are stored as kind Secret, and a
+// Secret of any version loses its data.
+func TestIndexSecretDataCannotBeSmuggled(t *testing.T) {
+	stores(t, func(t *testing.T, s *index.Store) {
+		ctx := context.Background()
+		_, err := s.Apply(ctx, index.Change{Cluster: "c", Resource: secrets, Kind: "Opaque", Namespaced: true, Upserts: []*unstructured.Unstructured{
+			obj(t, `{apiVersion: v1, kind: Opaque, metadata: {namespace: app, name: db, uid: s1}, data: {password: c2VjcmV0}}`)}})
+		assert.ErrorIs(t, err, index.ErrBadObject, "secrets of another kind than Secret")
+		secretsV2 := schema.GroupVersionResource{Version: "v2", Resource: "secrets"}
+		_, err = s.Apply(ctx, index.Change{Cluster: "c", Resource: secretsV2, Kind: "Secret", Namespaced: true, Upserts: []*unstructured.Unstructured{
+			obj(t, `{apiVersion: v2, kind: Secret, metadata: {namespace: app, name: db2, uid: s2, annotations: {kubectl.kubernetes.io/last-applied-configuration: "{\"data\":{}}"}}, data: {password: c2VjcmV0}, stringData: {a: b}}`)}})
+		require.NoError(t, err)
+		p, err := s.Search(ctx, index.Query{Resource: secrets.GroupResource(), AllClusters: true})
+		require.NoError(t, err)
+		for _, h := range p.Items {
+			assert.NotContains(t, h.Object.Object, "data", h.Object.GetName())
+			assert.NotContains(t, h.Object.Object, "stringData", h.Object.GetName())
+			assert.Empty(t, h.Object.GetAnnotations(), h.Object.GetName())
+		}
+	})
+}

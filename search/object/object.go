@@ -24,13 +24,20 @@ const MaxBytes = 256 << 10
 // lastApplied is kubectl's annotation holding the whole applied object.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
+// Secrets are the core group's Secrets, whose data never leaves a cluster.
+var Secrets = schema.GroupResource{Resource: "secrets"}
+
+// SecretKind is the kind of Secrets.
+var SecretKind = schema.GroupKind{Kind: "Secret"}
+
 // Sanitize strips from u what must not, or need not, leave its cluster:
-// managedFields always; for Secrets, data and stringData and the
-// last-applied annotation (which holds the data kubectl applied), keeping
-// type and metadata. It changes u in place and returns it.
+// managedFields always; for Secrets (kind Secret of the core group, in any
+// version), data and stringData and the last-applied annotation (which
+// holds the data kubectl applied), keeping type and metadata. It changes u
+// in place and returns it.
 func Sanitize(u *unstructured.Unstructured) *unstructured.Unstructured {
 	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
-	if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" {
+	if u.GroupVersionKind().GroupKind() == SecretKind {
 		delete(u.Object, "data")
 		delete(u.Object, "stringData")
 		dropAnnotation(u, lastApplied)

@@ -317,3 +317,15 @@ func TestSyncsAreNotRead(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, apierrors.IsMethodNotSupported(err), "%v", err)
 }
+
+// A get by name with a limit of 1 still says the name is in several
+// clusters: a short page is not an answer.
+func TestGetByNameWithALimitIsNotAmbiguous(t *testing.T) {
+	synced(t)
+	kc, err := kubernetes.NewForConfig(prefixConfig(userConfig(t, "carol")))
+	require.NoError(t, err)
+	err = kc.AppsV1().RESTClient().Get().AbsPath("/apis/apps/v1/namespaces/shop/deployments/pay").Param("limit", "1").Do(context.Background()).Error()
+	require.Error(t, err, "pay is in two clusters")
+	assert.True(t, apierrors.IsConflict(err), "%v", err)
+	assert.Contains(t, err.Error(), "is in more than 1 clusters (east)")
+}

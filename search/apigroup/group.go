@@ -316,17 +316,22 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		hit.Object.SetAnnotations(a)
 	}
 	if r.What == whatGet {
-		switch len(page.Items) {
-		case 0:
+		switch {
+		case len(page.Items) == 0:
 			aggregated.Error(w, http.StatusNotFound, fmt.Errorf("%s %q not found in any cluster you may see", r.Resource, r.Name))
-		case 1:
+		case len(page.Items) == 1 && page.Continue == "":
 			writeJSON(w, page.Items[0].Object.Object)
 		default:
+			// Only clusters the user may see are named (authorize).
 			var in []string
 			for _, hit := range page.Items {
 				in = append(in, hit.Cluster)
 			}
-			aggregated.Error(w, http.StatusConflict, fmt.Errorf("%s %q is in %d clusters (%s): list it, or name one with -l %s=<cluster>", r.Resource, r.Name, len(in), strings.Join(in, ", "), ClusterLabel))
+			count := fmt.Sprint(len(in))
+			if page.Continue != "" {
+				count = "more than " + count
+			}
+			aggregated.Error(w, http.StatusConflict, fmt.Errorf("%s %q is in %s clusters (%s): list it, or name one with -l %s=<cluster>", r.Resource, r.Name, count, strings.Join(in, ", "), ClusterLabel))
 		}
 		return
 	}
@@ -338,9 +343,15 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 }
 
 // authorize narrows s to the clusters its filters name and u may see.
+// Only clusters the index holds are reviewed: a user naming thousands of
+// clusters that sync nothing costs the hub apiserver nothing.
 func (h *handlers) authorize(ctx context.Context, u user.Info, s *search) error {
 	filtered := len(s.ClusterNames) > 0 || s.ClusterSelector != nil
-	var candidates []string
+	indexed, err := h.o.Index.Clusters(ctx)
+	if err != nil {
+		return err
+	}
+	candidates := indexed
 	if filtered {
 		set := map[string]bool{}
 		for _, n := range s.ClusterNames {
@@ -359,15 +370,7 @@ func (h *handlers) authorize(ctx context.Context, u user.Info, s *search) error 
 			}
 			set = picked
 		}
-		for n := range set {
-			candidates = append(candidates, n)
-		}
-		slices.Sort(candidates)
-	} else {
-		var err error
-		if candidates, err = h.o.Index.Clusters(ctx); err != nil {
-			return err
-		}
+		candidates = slices.DeleteFunc(slices.Clone(indexed), func(n string) bool { return !set[n] })
 	}
 	all, allowed, err := visible(ctx, h.o.Access, u, candidates)
 	if err != nil {

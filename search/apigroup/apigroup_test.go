@@ -329,3 +329,21 @@ func TestGetByNameWithALimitIsNotAmbiguous(t *testing.T) {
 	assert.True(t, apierrors.IsConflict(err), "%v", err)
 	assert.Contains(t, err.Error(), "is in more than 1 clusters (east)")
 }
+
+// Discovery shows the resources of the clusters the user may see: bob,
+// who may see none, is shown none (the kinds a cluster syncs, its CRDs
+// among them, are its own).
+func TestDiscoveryShowsOnlyVisibleClusters(t *testing.T) {
+	synced(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(prefixConfig(userConfig(t, "bob")))
+	require.NoError(t, err)
+	_, lists, err := dc.ServerGroupsAndResources()
+	require.NoError(t, err)
+	var found []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found = append(found, l.GroupVersion+"/"+r.Name)
+		}
+	}
+	assert.Empty(t, found)
+}

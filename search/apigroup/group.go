@@ -264,12 +264,25 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		aggregated.Error(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	switch r.What {
-	case whatGroups:
-		writeJSON(w, groupList(known))
-		return
-	case whatResources:
-		writeJSON(w, resourceList(known, r.GroupVersion))
+	if r.What == whatGroups || r.What == whatResources {
+		// Discovery shows what the clusters the user may see sync: the
+		// others' kinds (their CRDs) are theirs.
+		var scope search
+		if err := h.authorize(ctx, u, &scope); err != nil {
+			aggregated.Error(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		if !scope.AllClusters {
+			if known, err = h.o.Index.ResourcesIn(ctx, scope.Clusters); err != nil {
+				aggregated.Error(w, http.StatusServiceUnavailable, err)
+				return
+			}
+		}
+		if r.What == whatGroups {
+			writeJSON(w, groupList(known))
+		} else {
+			writeJSON(w, resourceList(known, r.GroupVersion))
+		}
 		return
 	}
 	res, ok := find(known, r.GroupVersion, r.Resource)

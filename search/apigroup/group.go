@@ -26,17 +26,20 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
 	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/search/cleanup"
 	"flotilla.dev/flotilla/search/index"
 	"flotilla.dev/flotilla/search/object"
 )
@@ -68,7 +71,9 @@ type Options struct {
 	// Index is the store. Required.
 	Index *index.Store
 	// Reader reads the hub's ManagedClusters (the hub's cache), for
-	// clusterSelector. Required.
+	// clusterSelector, and a writer's ManagedCluster and search
+	// ManagedClusterAddOn (a cluster that no longer syncs writes nothing).
+	// Required.
 	Reader client.Reader
 	// Access says which clusters a user may see (NewAccess). Required.
 	Access Access
@@ -131,7 +136,23 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 	mu, _ := h.writes.LoadOrStore(cluster, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	out, err := Apply(req.Context(), h.o.Index, cluster, &in)
+	ctx := req.Context()
+	if ok, err := h.syncing(ctx, cluster); err != nil || !ok {
+		h.notSyncing(w, cluster, err)
+		return
+	}
+	out, err := Apply(ctx, h.o.Index, cluster, &in)
+	if err == nil {
+		// The cleanup may have removed the cluster while this was written
+		// (its addon or ManagedCluster went): what was written goes too.
+		var ok bool
+		if ok, err = h.syncing(ctx, cluster); err == nil && !ok {
+			if err = h.o.Index.DeleteCluster(ctx, cluster); err == nil {
+				h.notSyncing(w, cluster, nil)
+				return
+			}
+		}
+	}
 	if err != nil {
 		code := http.StatusServiceUnavailable
 		if errors.Is(err, ErrBadSync) {
@@ -141,6 +162,33 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 		return
 	}
 	writeJSON(w, out)
+}
+
+// syncing reports whether cluster still syncs (cleanup.Syncing): a write
+// for a cluster whose ManagedCluster or search addon is gone, or going,
+// would outlive the cleanup.
+func (h *handlers) syncing(ctx context.Context, cluster string) (bool, error) {
+	var mc clusterv1.ManagedCluster
+	var mca addonv1alpha1.ManagedClusterAddOn
+	for _, get := range []struct {
+		key client.ObjectKey
+		obj client.Object
+	}{{client.ObjectKey{Name: cluster}, &mc}, {client.ObjectKey{Namespace: cluster, Name: ocm.SearchAddon}, &mca}} {
+		if err := h.o.Reader.Get(ctx, get.key, get.obj); apierrors.IsNotFound(err) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("read cluster %s's ManagedCluster and search addon: %w", cluster, err)
+		}
+	}
+	return cleanup.Syncing(&mc, &mca), nil
+}
+
+func (h *handlers) notSyncing(w http.ResponseWriter, cluster string, err error) {
+	if err != nil {
+		aggregated.Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	aggregated.Error(w, http.StatusForbidden, fmt.Errorf("cluster %q does not sync: its ManagedCluster or its %s ManagedClusterAddOn is gone or being deleted", cluster, ocm.SearchAddon))
 }
 
 // ErrBadSync marks a Sync's own mistake (400).

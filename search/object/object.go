@@ -50,8 +50,9 @@ const Truncated = "search.flotilla.dev/truncated"
 
 // Fit is u's JSON, at most MaxBytes: an object bigger than that loses the
 // last-applied annotation, then everything but apiVersion, kind, metadata
-// and status.phase, and is marked with the annotation Truncated. It changes
-// u in place.
+// and status.phase, and is marked with the annotation Truncated; then, if
+// still too big, every other annotation; then it is refused (an error). It
+// changes u in place.
 func Fit(u *unstructured.Unstructured) ([]byte, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil || len(raw) <= MaxBytes {
@@ -72,7 +73,16 @@ func Fit(u *unstructured.Unstructured) ([]byte, error) {
 	}
 	a[Truncated] = fmt.Sprintf("the object was bigger than %d bytes: the index keeps its metadata", MaxBytes)
 	u.SetAnnotations(a)
-	return u.MarshalJSON()
+	if raw, err = u.MarshalJSON(); err != nil || len(raw) <= MaxBytes {
+		return raw, err
+	}
+	// Metadata that big is not what an apiserver keeps (annotations are
+	// bounded to 256 KiB): the annotations go, then the object is refused.
+	u.SetAnnotations(map[string]string{Truncated: fmt.Sprintf("the object was bigger than %d bytes, its metadata too: the index keeps the rest of its metadata", MaxBytes)})
+	if raw, err = u.MarshalJSON(); err != nil || len(raw) <= MaxBytes {
+		return raw, err
+	}
+	return nil, fmt.Errorf("%s %q: its metadata without annotations is %d bytes, more than the %d an indexed object may hold", u.GetKind(), u.GetName(), len(raw), MaxBytes)
 }
 
 func dropAnnotation(u *unstructured.Unstructured, key string) {

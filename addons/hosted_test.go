@@ -13,7 +13,7 @@ import (
 
 func TestShippedAddonsAndTheirHostedAgents(t *testing.T) {
 	reg := Shipped()
-	assert.Equal(t, []string{"config-policy-controller", "example", "governance-policy-framework"}, reg.Names())
+	assert.Equal(t, []string{"config-policy-controller", "example", "governance-policy-framework", "search"}, reg.Names())
 	for _, name := range []string{"governance-policy-framework", "config-policy-controller"} {
 		g, _ := reg.Get(name)
 		args, ok := HostedAgentArgs(g, "cluster1")
@@ -21,8 +21,12 @@ func TestShippedAddonsAndTheirHostedAgents(t *testing.T) {
 		assert.Equal(t, []string{"addon-agent", name, "--cluster-name", "cluster1", "--namespace", "open-cluster-management-agent-addon"}, args)
 		assert.Equal(t, addonv1alpha1.AddonInstallStrategyManual, ClusterManagementAddOn(g).Spec.InstallStrategy.Type)
 	}
+	s, _ := reg.Get("search")
+	args, ok := HostedAgentArgs(s, "cluster1")
+	assert.True(t, ok)
+	assert.Equal(t, []string{"addon-agent", "search", "--cluster-name", "cluster1", "--namespace", "open-cluster-management-agent-addon", "--resources"}, args[:7])
 	a, _ := reg.Get("example")
-	args, ok := HostedAgentArgs(a, "cluster1")
+	args, ok = HostedAgentArgs(a, "cluster1")
 	assert.True(t, ok)
 	assert.Equal(t, []string{"addon-agent", "example", "--cluster-name", "cluster1", "--namespace", "open-cluster-management-agent-addon"}, args)
 

@@ -22,7 +22,7 @@
 #     That is why its layer below (hubproc) sits above addons.
 #
 # _test files (.TestImports, .XTestImports) follow the same rule, except:
-#   - hub/deploy tests may import policy/compliance/{apigroup,web}: they check
+#   - hub/deploy tests may import policy/compliance/apigroup: they check
 #     that the hub's ClusterRole holds every right the compliance API's
 #     resources need;
 #   - policy/propagator tests may import hub/placement: the propagator follows
@@ -147,7 +147,7 @@ exemptTest() {
 	case "$p:$i" in
 	hub/registration/accept:klusterlet/registration | hub/registration/cluster:klusterlet/registration) return 0 ;;
 	klusterlet/registration:hub/registration/csr) return 0 ;;
-	hub/deploy:policy/compliance/apigroup | hub/deploy:policy/compliance/web) return 0 ;;
+	hub/deploy:policy/compliance/apigroup) return 0 ;;
 	policy/propagator:hub/placement) return 0 ;;
 	esac
 	return 1

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -237,6 +238,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 }
 
+// processManagers counts the hub managers this process made.
+var processManagers atomic.Int32
+
 // runControllers runs one manager (caches, controllers, webhooks) until ctx
 // ends or the hub apiserver restarts (*apiserverRestarted).
 func runControllers(hubCtx context.Context, opts Options, certDir string, caBundle []byte, svcNS, svcName string, api apiServing, starts int, known *identities) error {
@@ -266,9 +270,9 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 		// controller-runtime v0.23's priority queue can hang the manager's
 		// shutdown (kubernetes-sigs/controller-runtime#3538): use the plain
 		// rate-limited queue until that is fixed.
-		// A start after an apiserver restart registers the same controller
-		// names again in this process.
-		Controller: config.Controller{UsePriorityQueue: ptr.To(false), SkipNameValidation: ptr.To(starts > 0)},
+		// A start after an apiserver restart, or a second hub in one process
+		// (tests), registers the same controller names again.
+		Controller: config.Controller{UsePriorityQueue: ptr.To(false), SkipNameValidation: ptr.To(processManagers.Add(1) > 1)},
 		// A restart of the controllers releases the lease at once, once
 		// every runnable has stopped.
 		LeaderElectionReleaseOnCancel: true,

@@ -16,6 +16,7 @@ import (
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/dburl"
 	"flotilla.dev/flotilla/internal/image"
 )
 
@@ -95,7 +96,7 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f.IntVar(&o.Burst, "kube-api-burst", 200, "burst of the hub's client above --kube-api-qps")
 	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
 	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: $"+deploy.ComplianceDBEnv+" when set, which keeps a password off the command line; else compliance.db in --data-dir)")
-	f.StringVar(&o.SearchDB, "search-db", "", "fleet search index: a SQLite file, a postgres://user:password@host:port/db URL (several hub replicas need one they share), or off (default: $"+searchDBEnv+" when set; else search.db in --data-dir)")
+	f.StringVar(&o.SearchDB, "search-db", "", "fleet search index: a SQLite file, a postgres://user:password@host:port/db URL (several hub replicas need one they share), or off (default: $"+searchDBEnv+" when set; else the compliance history's database when it is PostgreSQL; else search.db in --data-dir)")
 	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd
@@ -118,11 +119,15 @@ func defaultHubDataDir() string {
 const searchDBEnv = "FLOTILLA_SEARCH_DB"
 
 // searchDB resolves --search-db as complianceDB does --compliance-db:
-// "off" keeps no index, "" is $FLOTILLA_SEARCH_DB when set, else search.db
-// in the data dir.
+// "off" keeps no index, "" is $FLOTILLA_SEARCH_DB when set, else the
+// compliance history's database when it is PostgreSQL (their tables do not
+// meet; hub replicas then share both), else search.db in the data dir.
 func searchDB(o *hub.Options, dataDir string, getenv func(string) string) error {
 	if o.SearchDB == "" {
 		o.SearchDB = strings.TrimSpace(getenv(searchDBEnv))
+	}
+	if o.SearchDB == "" && dburl.IsPostgres(o.ComplianceDB) {
+		o.SearchDB = o.ComplianceDB
 	}
 	switch o.SearchDB {
 	case "off":

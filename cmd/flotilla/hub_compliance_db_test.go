@@ -38,3 +38,32 @@ func TestComplianceDB(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchDB: --search-db wins, then $FLOTILLA_SEARCH_DB, then the
+// compliance history's PostgreSQL database, then search.db in the data dir.
+func TestSearchDB(t *testing.T) {
+	dir := t.TempDir()
+	const pg = "postgres://hub:pw@pg:5432/hub"
+	for name, tc := range map[string]struct {
+		flag, env, compliance string
+		want                  string
+	}{
+		"default":                        {compliance: filepath.Join(dir, "compliance.db"), want: filepath.Join(dir, "search.db")},
+		"from the env":                   {env: pg + "?search", want: pg + "?search"},
+		"the compliance history's PG":    {compliance: pg, want: pg},
+		"the flag wins":                  {flag: "/var/lib/s.db", env: pg, compliance: pg, want: "/var/lib/s.db"},
+		"off":                            {flag: "off", compliance: pg, want: ""},
+		"a SQLite history is not shared": {compliance: "/var/lib/h.db", want: filepath.Join(dir, "search.db")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := hub.Options{SearchDB: tc.flag, ComplianceDB: tc.compliance}
+			require.NoError(t, searchDB(&o, dir, func(k string) string {
+				if k == "FLOTILLA_SEARCH_DB" {
+					return tc.env
+				}
+				return ""
+			}))
+			assert.Equal(t, tc.want, o.SearchDB)
+		})
+	}
+}

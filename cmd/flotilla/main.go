@@ -8,6 +8,13 @@ import (
 )
 
 func main() {
+	if ran, err := runAsPlugin(os.Args, os.Stdout); ran {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := newRootCommand().Execute(); err != nil {
 		code := exitCode(err)
 		if code == 1 {

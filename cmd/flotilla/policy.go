@@ -6,8 +6,8 @@ import "github.com/spf13/cobra"
 func newPolicyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "policy",
-		Short: "ConfigurationPolicies: evaluate offline (dryrun), run the engine on a cluster (run), apply and show them (apply, status)",
+		Short: "ConfigurationPolicies: evaluate offline (dryrun), run the engine on a cluster (run), apply and show them (apply, status); generate policies from PolicyGenerator configurations (generate)",
 	}
-	cmd.AddCommand(newPolicyDryrunCommand(), newPolicyRunCommand(), newPolicyApplyCommand(), newPolicyStatusCommand())
+	cmd.AddCommand(newPolicyDryrunCommand(), newPolicyRunCommand(), newPolicyApplyCommand(), newPolicyStatusCommand(), newPolicyGenerateCommand())
 	return cmd
 }

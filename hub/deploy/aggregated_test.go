@@ -8,23 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
+	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
-	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
-// allowAll is an Authorizer for building the group (never asked here).
-type allowAll struct{ web.Authorizer }
-
-// TestHubRoleHoldsTheReaderRole: the hub binds a reader ClusterRole of its
-// aggregated group's resources to system:authenticated, and RBAC lets it
-// write that role only if it holds every right in it (no escalate). The
-// hub's ClusterRole must then hold get and list on every resource the group
-// serves, or a deployed hub never registers its APIService.
+// TestHubRoleHoldsTheReaderRole: the hub binds a reader ClusterRole of each
+// aggregated group (compliance.flotilla.dev, search.flotilla.dev) to
+// system:authenticated, and RBAC lets it write that role only if it holds
+// every right in it (no escalate). The hub's ClusterRole must then hold
+// every rule of aggregated.ReaderRules, or a deployed hub never registers
+// its APIServices.
 func TestHubRoleHoldsTheReaderRole(t *testing.T) {
-	g, err := apigroup.New(apigroup.Options{Reader: fake.NewClientBuilder().Build(), Access: allowAll{}})
-	require.NoError(t, err)
 	objs, err := Render(Options{Image: "ghcr.io/flotilla-dev/flotilla:v1"})
 	require.NoError(t, err)
 	var rules []rbacv1.PolicyRule
@@ -36,18 +32,20 @@ func TestHubRoleHoldsTheReaderRole(t *testing.T) {
 		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &cr))
 		rules = append(rules, cr.Rules...)
 	}
-	holds := func(resource, verb string) bool {
+	holds := func(group, resource, verb string) bool {
 		for _, r := range rules {
-			if slices.Contains(r.APIGroups, g.Name) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) && len(r.ResourceNames) == 0 {
+			if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) && len(r.ResourceNames) == 0 {
 				return true
 			}
 		}
 		return false
 	}
-	for _, r := range g.Resources {
-		for _, res := range []string{r.Name, r.Name + "/*"} {
-			for _, verb := range []string{"get", "list"} {
-				assert.True(t, holds(res, verb), "the hub's ClusterRole lacks %s %s.%s", verb, res, g.Name)
+	for _, g := range []string{apigroup.Group, searchv1alpha1.GroupName} {
+		for _, rule := range aggregated.ReaderRules(aggregated.Group{Name: g}) {
+			for _, res := range rule.Resources {
+				for _, verb := range rule.Verbs {
+					assert.True(t, holds(g, res, verb), "the hub's ClusterRole lacks %s %s.%s", verb, res, g)
+				}
 			}
 		}
 	}

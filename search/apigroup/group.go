@@ -95,6 +95,7 @@ func New(o Options) (aggregated.Group, error) {
 		Resources: []aggregated.Resource{
 			{Name: Syncs, SingularName: "sync", Kind: "Sync", Namespaced: true, Create: true, MaxBodyBytes: MaxSyncBytes, Handler: h.sync},
 			{Name: Resources, SingularName: "resource", Kind: "Resource", Handler: h.resources},
+			{Name: UI, Kind: "SearchPage", Handler: h.ui},
 		},
 	}, nil
 }
@@ -355,26 +356,10 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 	if r.Name != "" {
 		s.Names = []string{r.Name}
 	}
-	if err := h.authorize(ctx, u, &s); err != nil {
-		aggregated.Error(w, http.StatusServiceUnavailable, err)
-		return
-	}
-	page, err := h.o.Index.Search(ctx, s.Query)
+	page, err := h.search(ctx, u, &s)
 	if err != nil {
-		code := http.StatusServiceUnavailable
-		if errors.Is(err, index.ErrBadQuery) {
-			code = http.StatusBadRequest
-		}
-		aggregated.Error(w, code, err)
+		aggregated.Error(w, errorCode(err), err)
 		return
-	}
-	for _, hit := range page.Items {
-		a := hit.Object.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[ClusterLabel] = hit.Cluster
-		hit.Object.SetAnnotations(a)
 	}
 	if r.What == whatGet {
 		switch {
@@ -401,6 +386,36 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		return
 	}
 	writeJSON(w, list(res, page))
+}
+
+// search runs s for u: narrowed to the clusters u may see, each object
+// annotated with its cluster.
+func (h *handlers) search(ctx context.Context, u user.Info, s *search) (index.Page, error) {
+	if err := h.authorize(ctx, u, s); err != nil {
+		return index.Page{}, err
+	}
+	page, err := h.o.Index.Search(ctx, s.Query)
+	if err != nil {
+		return index.Page{}, err
+	}
+	for _, hit := range page.Items {
+		a := hit.Object.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[ClusterLabel] = hit.Cluster
+		hit.Object.SetAnnotations(a)
+	}
+	return page, nil
+}
+
+// errorCode is the HTTP status of a search's error: 400 for the query's
+// own mistakes, 503 for the rest (the index, the reviews).
+func errorCode(err error) int {
+	if errors.Is(err, index.ErrBadQuery) {
+		return http.StatusBadRequest
+	}
+	return http.StatusServiceUnavailable
 }
 
 // authorize narrows s to the clusters its filters name and u may see.

@@ -41,8 +41,13 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
+	"net/url"
+
 	"flotilla.dev/flotilla/devenv"
 	"flotilla.dev/flotilla/klusterlet/registration"
+	"flotilla.dev/flotilla/search/apigroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const (
@@ -450,7 +455,8 @@ func (r *run) fault(kind string) Fault {
 		}
 	case kind == "addon-agent":
 		c := r.clusters[r.rng.IntN(len(r.clusters))]
-		a := addonAgents[r.rng.IntN(len(addonAgents))]
+		agents := r.killableAgents()
+		a := agents[r.rng.IntN(len(agents))]
 		target = "klusterlet-" + c + "-addon-" + a
 		pid = pidOf(st, target, "flotilla")
 	case kind == "hub-down-at-rotation":
@@ -615,8 +621,29 @@ func (r *run) violations() []Violation {
 	out = append(out, Check(expected, observed)...)
 	if r.nodes {
 		out = append(out, r.clusterViolations()...)
+	} else {
+		out = append(out, r.searchViolations(observed)...)
 	}
 	return append(out, r.governanceViolations()...)
+}
+
+// searchViolations compares the run's objects on the clusters with what
+// the hub's search index finds for them (docs/search.md).
+func (r *run) searchViolations(observed []Object) []Violation {
+	c, err := apigroup.NewClient(r.hubCfg)
+	if err != nil {
+		return []Violation{{Search, err.Error()}}
+	}
+	l, err := c.List(r.ctx, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, "default", url.Values{"labelSelector": {objectLabel + "=true"}})
+	if err != nil {
+		return []Violation{{Search, "cannot search the run's objects: " + err.Error()}}
+	}
+	var indexed []Object
+	for _, u := range l.Items {
+		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+		indexed = append(indexed, Object{Cluster: u.GetAnnotations()[apigroup.ClusterLabel], Namespace: u.GetNamespace(), Name: u.GetName(), Data: data})
+	}
+	return SearchCheck(observed, indexed)
 }
 
 // objectsOf returns the run's objects a work carries.

@@ -36,10 +36,29 @@ const (
 	exampleAddon    = "example"
 	governanceAddon = "governance-policy-framework"
 	engineAddon     = "config-policy-controller"
+	searchAddon     = "search"
 )
 
 // addonAgents are the hosted agents the injector may kill.
 var addonAgents = []string{governanceAddon, engineAddon, exampleAddon}
+
+// enabledAddons are the addons every cluster has for the whole run: the
+// governance addons and, without nodes, fleet search (its invariant needs
+// one hub index; the nodes run's hub is two Pods with a SQLite file each).
+func (r *run) enabledAddons() []string {
+	if r.nodes {
+		return []string{governanceAddon, engineAddon}
+	}
+	return []string{governanceAddon, engineAddon, searchAddon}
+}
+
+// killableAgents are the hosted agents the injector may kill in this run.
+func (r *run) killableAgents() []string {
+	if r.nodes {
+		return addonAgents
+	}
+	return append(slices.Clone(addonAgents), searchAddon)
+}
 
 type governance struct {
 	hub      client.Client
@@ -59,7 +78,7 @@ func (r *run) setupGovernance() {
 		sc, err := client.New(r.spokeCfgs[c], client.Options{Scheme: scheme.New()})
 		require.NoError(r.t, err)
 		g.spokes[c] = sc
-		for _, a := range []string{governanceAddon, engineAddon} {
+		for _, a := range r.enabledAddons() {
 			require.NoError(r.t, hub.Create(r.ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: a, Namespace: c}}))
 		}
 	}

@@ -54,6 +54,8 @@ const (
 	// Partition: a cluster cut off from the hub was not marked Unknown and
 	// tainted, or stopped running what it ran.
 	Partition ViolationKind = "partition"
+	// Search: the hub's search index differs from what a cluster holds.
+	Search ViolationKind = "search"
 )
 
 // Violation is one broken invariant, said for a person.
@@ -195,4 +197,34 @@ func criMessage(line string) string {
 		}
 	}
 	return line
+}
+
+// SearchCheck compares what the clusters hold with what the hub's search
+// index finds for the same objects: every held object is found, with the
+// same data, and nothing else is.
+func SearchCheck(observed, indexed []Object) []Violation {
+	var out []Violation
+	have := map[string]Object{}
+	for _, o := range observed {
+		have[o.key()] = o
+	}
+	found := map[string]Object{}
+	for _, o := range indexed {
+		found[o.key()] = o
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		f, ok := found[k]
+		switch {
+		case !ok:
+			out = append(out, Violation{Search, k + " is on its cluster and not in the search index"})
+		case !maps.Equal(f.Data, have[k].Data):
+			out = append(out, Violation{Search, fmt.Sprintf("%s: the index has data %v, the cluster %v", k, f.Data, have[k].Data)})
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(found)) {
+		if _, ok := have[k]; !ok {
+			out = append(out, Violation{Search, k + " is in the search index and not on its cluster"})
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,4 +156,17 @@ func TestReportWrite(t *testing.T) {
 	assert.Regexp(t, `hub/flotilla\s+80 MiB\s+60 MiB\s+64 MiB\s+\+4 MiB`, out)
 	assert.Contains(t, out, "invariant violations: 1")
 	assert.Contains(t, out, "no-convergence: klusterlet-cluster1")
+}
+
+func TestSearchCheck(t *testing.T) {
+	obj := func(cluster, name, version string) Object {
+		return Object{Cluster: cluster, Namespace: "default", Name: name, Data: map[string]string{"version": version}}
+	}
+	assert.Empty(t, SearchCheck([]Object{obj("c1", "a", "1"), obj("c2", "a", "2")}, []Object{obj("c2", "a", "2"), obj("c1", "a", "1")}))
+	v := SearchCheck([]Object{obj("c1", "a", "2"), obj("c1", "b", "1")}, []Object{obj("c1", "a", "1"), obj("c2", "b", "1")})
+	require.Len(t, v, 3)
+	assert.Equal(t, Search, v[0].Kind)
+	assert.Contains(t, v[0].Message, "c1/default/a: the index has data")
+	assert.Contains(t, v[1].Message, "c1/default/b is on its cluster and not in the search index")
+	assert.Contains(t, v[2].Message, "c2/default/b is in the search index and not on its cluster")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,35 +17,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"flotilla.dev/flotilla/internal/browsertest"
 	"flotilla.dev/flotilla/policy/compliance/web"
 )
 
-// chromium finds the browser: $FLOTILLA_CHROMIUM, else chromium (Debian's
-// package) or google-chrome on $PATH.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("FLOTILLA_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("headless browser not found (chromium, chromium-browser or google-chrome on $PATH): apt-get install chromium (or set FLOTILLA_CHROMIUM)")
-	return ""
-}
+func chromium(t *testing.T) string { return browsertest.Chromium(t) }
 
-// artifactDir is where screenshots go: $FLOTILLA_TEST_ARTIFACTS, else a
-// folder under the system temp dir that outlives the test.
-func artifactDir(t *testing.T) string {
-	dir := os.Getenv("FLOTILLA_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "flotilla-test-artifacts")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
+func artifactDir(t *testing.T) string { return browsertest.ArtifactDir(t) }
 
 // TestPageInBrowser opens the live page as the auditor in headless Chromium,
 // wide and narrow: the rows and counts the fixture implies are on the page,

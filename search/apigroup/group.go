@@ -314,18 +314,9 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		return
 	}
 	if r.What == whatGroups || r.What == whatResources {
-		// Discovery shows what the clusters the user may see sync: the
-		// others' kinds (their CRDs) are theirs.
-		var scope search
-		if err := h.authorize(ctx, u, &scope); err != nil {
+		if known, err = h.visibleResources(ctx, u); err != nil {
 			aggregated.Error(w, http.StatusServiceUnavailable, err)
 			return
-		}
-		if !scope.AllClusters {
-			if known, err = h.o.Index.ResourcesIn(ctx, scope.Clusters); err != nil {
-				aggregated.Error(w, http.StatusServiceUnavailable, err)
-				return
-			}
 		}
 		if r.What == whatGroups {
 			writeJSON(w, groupList(known))
@@ -416,6 +407,20 @@ func errorCode(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusServiceUnavailable
+}
+
+// visibleResources are the resources the clusters u may see sync:
+// discovery and the page's choice show no more (the kinds of the other
+// clusters, their CRDs among them, are theirs).
+func (h *handlers) visibleResources(ctx context.Context, u user.Info) ([]index.Resource, error) {
+	var scope search
+	if err := h.authorize(ctx, u, &scope); err != nil {
+		return nil, err
+	}
+	if scope.AllClusters {
+		return h.o.Index.Resources(ctx)
+	}
+	return h.o.Index.ResourcesIn(ctx, scope.Clusters)
 }
 
 // authorize narrows s to the clusters its filters name and u may see.

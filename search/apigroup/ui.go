@@ -178,4 +178,3 @@ func (h *handlers) uiSearch(ctx context.Context, u user.Info, q url.Values, p *u
 	}
 	return nil
 }
-

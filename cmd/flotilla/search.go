@@ -169,7 +169,10 @@ func findResource(lists []metav1.APIResourceList, name string) (schema.GroupVers
 			}
 		}
 	}
-	return schema.GroupVersionResource{}, metav1.APIResource{}, fmt.Errorf("no cluster syncs %q: the index holds %s", name, strings.Join(known, ", "))
+	if len(known) == 0 {
+		return schema.GroupVersionResource{}, metav1.APIResource{}, fmt.Errorf("no cluster you may see syncs %q: you may see no cluster's objects (get on its ManagedCluster), or no cluster syncs yet", name)
+	}
+	return schema.GroupVersionResource{}, metav1.APIResource{}, fmt.Errorf("no cluster you may see syncs %q: they sync %s", name, strings.Join(known, ", "))
 }
 
 // searchTable prints the search as kubectl get would: CLUSTER, NAMESPACE

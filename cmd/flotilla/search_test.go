@@ -103,7 +103,7 @@ func TestSearchCLI(t *testing.T) {
 	assert.Contains(t, errOut, "No pods found in the clusters you may see.")
 
 	err = runCLIError(t, "search", "widgets", "--kubeconfig", kc)
-	require.ErrorContains(t, err, `no cluster syncs "widgets": the index holds pods, deployments`)
+	require.ErrorContains(t, err, `no cluster you may see syncs "widgets": they sync pods, deployments`)
 	err = runCLIError(t, "search", "pods", "--kubeconfig", kc, "--field-selector", "spec.nodeName=n1")
 	require.ErrorContains(t, err, `field "spec.nodeName" is not searched`)
 }

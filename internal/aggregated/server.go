@@ -277,6 +277,8 @@ func Error(w http.ResponseWriter, code int, err error) {
 		reason = metav1.StatusReasonNotFound
 	case http.StatusMethodNotAllowed:
 		reason = metav1.StatusReasonMethodNotAllowed
+	case http.StatusConflict:
+		reason = metav1.StatusReasonConflict
 	case http.StatusRequestEntityTooLarge:
 		reason = metav1.StatusReasonRequestEntityTooLarge
 	case http.StatusServiceUnavailable:

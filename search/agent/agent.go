@@ -485,11 +485,17 @@ func (s *syncer) send(ctx context.Context, changes map[schema.GroupResource]map[
 				e.Deletes = append(e.Deletes, uid)
 			} else {
 				raw, err := json.Marshal(u.Object)
-				if err == nil && len(raw) > object.MaxBytes {
+				if err != nil {
+					return fmt.Errorf("%s %s/%s: %w", w.kind, u.GetNamespace(), u.GetName(), err)
+				}
+				if len(raw) > object.MaxBytes {
 					raw, err = object.Fit(u.DeepCopy()) // the cache's copy stays whole
 				}
 				if err != nil {
-					return fmt.Errorf("%s %s/%s: %w", w.kind, u.GetNamespace(), u.GetName(), err)
+					// Its metadata alone is too big for the index: the
+					// others are sent all the same.
+					s.o.Log.Error(err, "not sending an object the hub's index would refuse", "kind", w.kind, "namespace", u.GetNamespace(), "name", u.GetName())
+					continue
 				}
 				e.Upserts = append(e.Upserts, raw)
 				size += len(raw)

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,8 +22,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
+	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/search/apigroup"
 	"flotilla.dev/flotilla/search/object"
 )
@@ -316,4 +324,76 @@ func TestSyncsAreNotRead(t *testing.T) {
 	err = kc.Discovery().RESTClient().Get().AbsPath(apigroup.SyncsPath("east")).Do(context.Background()).Error()
 	require.Error(t, err)
 	assert.True(t, apierrors.IsMethodNotSupported(err), "%v", err)
+}
+
+// A get by name with a limit of 1 still says the name is in several
+// clusters: a short page is not an answer.
+func TestGetByNameWithALimitIsNotAmbiguous(t *testing.T) {
+	synced(t)
+	kc, err := kubernetes.NewForConfig(prefixConfig(userConfig(t, "carol")))
+	require.NoError(t, err)
+	err = kc.AppsV1().RESTClient().Get().AbsPath("/apis/apps/v1/namespaces/shop/deployments/pay").Param("limit", "1").Do(context.Background()).Error()
+	require.Error(t, err, "pay is in two clusters")
+	assert.True(t, apierrors.IsConflict(err), "%v", err)
+	assert.Contains(t, err.Error(), "is in more than 1 clusters (east)")
+}
+
+// Discovery shows the resources of the clusters the user may see: bob,
+// who may see none, is shown none (the kinds a cluster syncs, its CRDs
+// among them, are its own).
+func TestDiscoveryShowsOnlyVisibleClusters(t *testing.T) {
+	synced(t)
+	dc, err := discovery.NewDiscoveryClientForConfig(prefixConfig(userConfig(t, "bob")))
+	require.NoError(t, err)
+	_, lists, err := dc.ServerGroupsAndResources()
+	require.NoError(t, err)
+	var found []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			found = append(found, l.GroupVersion+"/"+r.Name)
+		}
+	}
+	assert.Empty(t, found)
+}
+
+// A cluster whose search addon is not there (never enabled, or removed:
+// the cleanup has emptied its index) writes nothing, even with the
+// agent's credential and right still at hand.
+func TestClustersThatDoNotSyncWriteNothing(t *testing.T) {
+	ctx := context.Background()
+	c, err := client.New(hubConfig, client.Options{Scheme: scheme.New()})
+	require.NoError(t, err)
+	require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "north"}}))
+	require.NoError(t, c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "north"}}))
+	require.NoError(t, c.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "north", Name: "search-agent"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "search-agent-north"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.AddonClusterGroup("north", ocm.SearchAddon)}}}))
+	require.NoError(t, c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "search-agent-north"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{apigroup.Group}, Resources: []string{apigroup.Syncs}, Verbs: []string{"create"}}}}))
+	agent, err := apigroup.NewClient(agentConfig(t, "north"))
+	require.NoError(t, err)
+	post := func() error {
+		_, err := agent.Sync(ctx, "north", &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{
+			{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, Mode: searchv1alpha1.ModeReplace, Upserts: []json.RawMessage{pod(t, "north", "web-1", "nginx", "Running", "")}}}})
+		return err
+	}
+	held := func() bool {
+		clusters, err := store.Clusters(ctx)
+		require.NoError(t, err)
+		return slices.Contains(clusters, "north")
+	}
+	err = post()
+	assert.True(t, apierrors.IsForbidden(err), "no addon: %v", err)
+	assert.False(t, held())
+
+	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "north", Name: ocm.SearchAddon}}
+	require.NoError(t, c.Create(ctx, mca))
+	require.NoError(t, post())
+	assert.True(t, held())
+
+	require.NoError(t, c.Delete(ctx, mca))
+	require.NoError(t, store.DeleteCluster(ctx, "north"), "as the cleanup does")
+	err = post()
+	assert.True(t, apierrors.IsForbidden(err), "addon removed: %v", err)
+	assert.False(t, held(), "a removed cluster stays removed")
 }

@@ -26,17 +26,20 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
 	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/search/cleanup"
 	"flotilla.dev/flotilla/search/index"
 	"flotilla.dev/flotilla/search/object"
 )
@@ -68,7 +71,9 @@ type Options struct {
 	// Index is the store. Required.
 	Index *index.Store
 	// Reader reads the hub's ManagedClusters (the hub's cache), for
-	// clusterSelector. Required.
+	// clusterSelector, and a writer's ManagedCluster and search
+	// ManagedClusterAddOn (a cluster that no longer syncs writes nothing).
+	// Required.
 	Reader client.Reader
 	// Access says which clusters a user may see (NewAccess). Required.
 	Access Access
@@ -132,7 +137,23 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 	mu, _ := h.writes.LoadOrStore(cluster, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	out, err := Apply(req.Context(), h.o.Index, cluster, &in)
+	ctx := req.Context()
+	if ok, err := h.syncing(ctx, cluster); err != nil || !ok {
+		h.notSyncing(w, cluster, err)
+		return
+	}
+	out, err := Apply(ctx, h.o.Index, cluster, &in)
+	if err == nil {
+		// The cleanup may have removed the cluster while this was written
+		// (its addon or ManagedCluster went): what was written goes too.
+		var ok bool
+		if ok, err = h.syncing(ctx, cluster); err == nil && !ok {
+			if err = h.o.Index.DeleteCluster(ctx, cluster); err == nil {
+				h.notSyncing(w, cluster, nil)
+				return
+			}
+		}
+	}
 	if err != nil {
 		code := http.StatusServiceUnavailable
 		if errors.Is(err, ErrBadSync) {
@@ -142,6 +163,33 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 		return
 	}
 	writeJSON(w, out)
+}
+
+// syncing reports whether cluster still syncs (cleanup.Syncing): a write
+// for a cluster whose ManagedCluster or search addon is gone, or going,
+// would outlive the cleanup.
+func (h *handlers) syncing(ctx context.Context, cluster string) (bool, error) {
+	var mc clusterv1.ManagedCluster
+	var mca addonv1alpha1.ManagedClusterAddOn
+	for _, get := range []struct {
+		key client.ObjectKey
+		obj client.Object
+	}{{client.ObjectKey{Name: cluster}, &mc}, {client.ObjectKey{Namespace: cluster, Name: ocm.SearchAddon}, &mca}} {
+		if err := h.o.Reader.Get(ctx, get.key, get.obj); apierrors.IsNotFound(err) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("read cluster %s's ManagedCluster and search addon: %w", cluster, err)
+		}
+	}
+	return cleanup.Syncing(&mc, &mca), nil
+}
+
+func (h *handlers) notSyncing(w http.ResponseWriter, cluster string, err error) {
+	if err != nil {
+		aggregated.Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	aggregated.Error(w, http.StatusForbidden, fmt.Errorf("cluster %q does not sync: its ManagedCluster or its %s ManagedClusterAddOn is gone or being deleted", cluster, ocm.SearchAddon))
 }
 
 // ErrBadSync marks a Sync's own mistake (400).
@@ -265,12 +313,16 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		aggregated.Error(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	switch r.What {
-	case whatGroups:
-		writeJSON(w, groupList(known))
-		return
-	case whatResources:
-		writeJSON(w, resourceList(known, r.GroupVersion))
+	if r.What == whatGroups || r.What == whatResources {
+		if known, err = h.visibleResources(ctx, u); err != nil {
+			aggregated.Error(w, http.StatusServiceUnavailable, err)
+			return
+		}
+		if r.What == whatGroups {
+			writeJSON(w, groupList(known))
+		} else {
+			writeJSON(w, resourceList(known, r.GroupVersion))
+		}
 		return
 	}
 	res, ok := find(known, r.GroupVersion, r.Resource)
@@ -301,17 +353,22 @@ func (h *handlers) resources(w http.ResponseWriter, req *http.Request, u user.In
 		return
 	}
 	if r.What == whatGet {
-		switch len(page.Items) {
-		case 0:
+		switch {
+		case len(page.Items) == 0:
 			aggregated.Error(w, http.StatusNotFound, fmt.Errorf("%s %q not found in any cluster you may see", r.Resource, r.Name))
-		case 1:
+		case len(page.Items) == 1 && page.Continue == "":
 			writeJSON(w, page.Items[0].Object.Object)
 		default:
+			// Only clusters the user may see are named (authorize).
 			var in []string
 			for _, hit := range page.Items {
 				in = append(in, hit.Cluster)
 			}
-			aggregated.Error(w, http.StatusConflict, fmt.Errorf("%s %q is in %d clusters (%s): list it, or name one with -l %s=<cluster>", r.Resource, r.Name, len(in), strings.Join(in, ", "), ClusterLabel))
+			count := fmt.Sprint(len(in))
+			if page.Continue != "" {
+				count = "more than " + count
+			}
+			aggregated.Error(w, http.StatusConflict, fmt.Errorf("%s %q is in %s clusters (%s): list it, or name one with -l %s=<cluster>", r.Resource, r.Name, count, strings.Join(in, ", "), ClusterLabel))
 		}
 		return
 	}
@@ -352,10 +409,30 @@ func errorCode(err error) int {
 	return http.StatusServiceUnavailable
 }
 
+// visibleResources are the resources the clusters u may see sync:
+// discovery and the page's choice show no more (the kinds of the other
+// clusters, their CRDs among them, are theirs).
+func (h *handlers) visibleResources(ctx context.Context, u user.Info) ([]index.Resource, error) {
+	var scope search
+	if err := h.authorize(ctx, u, &scope); err != nil {
+		return nil, err
+	}
+	if scope.AllClusters {
+		return h.o.Index.Resources(ctx)
+	}
+	return h.o.Index.ResourcesIn(ctx, scope.Clusters)
+}
+
 // authorize narrows s to the clusters its filters name and u may see.
+// Only clusters the index holds are reviewed: a user naming thousands of
+// clusters that sync nothing costs the hub apiserver nothing.
 func (h *handlers) authorize(ctx context.Context, u user.Info, s *search) error {
 	filtered := len(s.ClusterNames) > 0 || s.ClusterSelector != nil
-	var candidates []string
+	indexed, err := h.o.Index.Clusters(ctx)
+	if err != nil {
+		return err
+	}
+	candidates := indexed
 	if filtered {
 		set := map[string]bool{}
 		for _, n := range s.ClusterNames {
@@ -374,15 +451,7 @@ func (h *handlers) authorize(ctx context.Context, u user.Info, s *search) error 
 			}
 			set = picked
 		}
-		for n := range set {
-			candidates = append(candidates, n)
-		}
-		slices.Sort(candidates)
-	} else {
-		var err error
-		if candidates, err = h.o.Index.Clusters(ctx); err != nil {
-			return err
-		}
+		candidates = slices.DeleteFunc(slices.Clone(indexed), func(n string) bool { return !set[n] })
 	}
 	all, allowed, err := visible(ctx, h.o.Access, u, candidates)
 	if err != nil {

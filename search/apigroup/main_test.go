@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,7 +35,7 @@ import (
 
 // One hub apiserver and one aggregated server with the search group. The
 // fixture: ManagedClusters east (env=prod) and west (env=dev), each with
-// the search agent's right to post Syncs in its namespace (as the addon's
+// its search ManagedClusterAddOn and the search agent's right to post Syncs in its namespace (as the addon's
 // registration grants it). Users (ServiceAccounts in namespace users):
 // carol may get every ManagedCluster, alice only east, bob none; dave may
 // create syncs in east's namespace but is no agent.
@@ -107,6 +108,10 @@ func fixture(ctx context.Context, c client.Client) error {
 	for name, env := range map[string]string{"east": "prod", "west": "dev"} {
 		if err := c.Create(ctx, &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"env": env}},
 			Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}); err != nil {
+			return err
+		}
+		// The addon, enabled.
+		if err := c.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: ocm.SearchAddon}}); err != nil {
 			return err
 		}
 		// The agent's right, as addons/search registers it.

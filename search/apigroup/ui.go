@@ -100,7 +100,7 @@ func (h *handlers) ui(w http.ResponseWriter, req *http.Request, u user.Info) {
 // uiSearch fills p from the page's query: the resource picked, then the
 // same search as a list's.
 func (h *handlers) uiSearch(ctx context.Context, u user.Info, q url.Values, p *uiPage) error {
-	known, err := h.o.Index.Resources(ctx)
+	known, err := h.visibleResources(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (h *handlers) uiSearch(ctx context.Context, u user.Info, q url.Values, p *u
 		if len(known) == 0 {
 			return nil // nothing synced yet: the page says so
 		}
-		return fmt.Errorf("%w: no cluster syncs %q", index.ErrBadQuery, p.Resource)
+		return fmt.Errorf("%w: no cluster you may see syncs %q", index.ErrBadQuery, p.Resource)
 	}
 	params := url.Values{}
 	for _, f := range uiFields {
@@ -178,4 +178,3 @@ func (h *handlers) uiSearch(ctx context.Context, u user.Info, q url.Values, p *u
 	}
 	return nil
 }
-

@@ -1,6 +1,7 @@
 package apigroup_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -82,4 +83,19 @@ func TestSearchPageInBrowser(t *testing.T) {
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
+}
+
+// The page offers the resources of the clusters the user may see: bob,
+// who may see none, is offered none.
+func TestUIOffersOnlyVisibleResources(t *testing.T) {
+	synced(t)
+	for user, want := range map[string]bool{"carol": true, "bob": false} {
+		resp, err := http.Get(proxy(t, userConfig(t, user)) + apigroup.UIPath)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, want, strings.Contains(string(body), "deployments.apps"), "%s: %s", user, body)
+	}
 }

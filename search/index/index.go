@@ -98,6 +98,11 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		raw  []byte
 	}
 	rows := make([]row, 0, len(c.Upserts))
+	if c.Resource.GroupResource() == object.Secrets && c.Kind != object.SecretKind.Kind {
+		// Sanitize knows Secrets by their kind: a Sync that names another
+		// kind for them would keep their data.
+		return 0, fmt.Errorf("%w: %s are of kind %s, not %q", ErrBadObject, object.Secrets, object.SecretKind.Kind, c.Kind)
+	}
 	apiVersion := c.Resource.GroupVersion().String()
 	for i, u := range c.Upserts {
 		if u.GetKind() != c.Kind || u.GetAPIVersion() != apiVersion {
@@ -205,7 +210,25 @@ type Resource struct {
 // version a cluster wrote, the first in order when clusters differ), sorted
 // by group and resource.
 func (s *Store) Resources(ctx context.Context) ([]Resource, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT grp, version, resource, kind, namespaced FROM search_resources ORDER BY grp, resource, version`)
+	return s.resources(ctx, `SELECT grp, version, resource, kind, namespaced FROM search_resources ORDER BY grp, resource, version`)
+}
+
+// ResourcesIn are the resources clusters sync, as Resources (none for no
+// cluster).
+func (s *Store) ResourcesIn(ctx context.Context, clusters []string) ([]Resource, error) {
+	if len(clusters) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(clusters))
+	for i, c := range clusters {
+		args[i] = c
+	}
+	return s.resources(ctx, s.db.Rebind(`SELECT grp, version, resource, kind, namespaced FROM search_resources WHERE cluster IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(clusters)), ", ")+`) ORDER BY grp, resource, version`), args...)
+}
+
+func (s *Store) resources(ctx context.Context, query string, args ...any) ([]Resource, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
 	}

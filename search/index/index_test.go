@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -209,4 +210,68 @@ func mustSelector(t testing.TB, s string) labels.Selector {
 	sel, err := labels.Parse(s)
 	require.NoError(t, err)
 	return sel
+}
+
+// A Sync names its resource's kind and version itself: an agent (forged,
+// old or buggy) that calls Secrets something else must not get their data
+// past the hub's sanitizing. Secrets are stored as kind Secret, and a
+// Secret of any version loses its data.
+func TestIndexSecretDataCannotBeSmuggled(t *testing.T) {
+	stores(t, func(t *testing.T, s *index.Store) {
+		ctx := context.Background()
+		_, err := s.Apply(ctx, index.Change{Cluster: "c", Resource: secrets, Kind: "Opaque", Namespaced: true, Upserts: []*unstructured.Unstructured{
+			obj(t, `{apiVersion: v1, kind: Opaque, metadata: {namespace: app, name: db, uid: s1}, data: {password: c2VjcmV0}}`)}})
+		assert.ErrorIs(t, err, index.ErrBadObject, "secrets of another kind than Secret")
+		secretsV2 := schema.GroupVersionResource{Version: "v2", Resource: "secrets"}
+		_, err = s.Apply(ctx, index.Change{Cluster: "c", Resource: secretsV2, Kind: "Secret", Namespaced: true, Upserts: []*unstructured.Unstructured{
+			obj(t, `{apiVersion: v2, kind: Secret, metadata: {namespace: app, name: db2, uid: s2, annotations: {kubectl.kubernetes.io/last-applied-configuration: "{\"data\":{}}"}}, data: {password: c2VjcmV0}, stringData: {a: b}}`)}})
+		require.NoError(t, err)
+		p, err := s.Search(ctx, index.Query{Resource: secrets.GroupResource(), AllClusters: true})
+		require.NoError(t, err)
+		for _, h := range p.Items {
+			assert.NotContains(t, h.Object.Object, "data", h.Object.GetName())
+			assert.NotContains(t, h.Object.Object, "stringData", h.Object.GetName())
+			assert.Empty(t, h.Object.GetAnnotations(), h.Object.GetName())
+		}
+	})
+}
+
+// A page of big objects ends at MaxPageBytes, whatever the limit: one
+// search does not make the hub hold MaxLimit objects of object.MaxBytes
+// (over a GiB). Following the continue tokens still finds every object.
+func TestIndexPagesAreBoundedInBytes(t *testing.T) {
+	stores(t, func(t *testing.T, s *index.Store) {
+		ctx := context.Background()
+		cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+		big := strings.Repeat("x", 240<<10)
+		var objs []*unstructured.Unstructured
+		n := index.MaxPageBytes/len(big) + 8
+		for i := range n {
+			objs = append(objs, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"namespace": "app", "name": fmt.Sprintf("cm-%03d", i), "uid": fmt.Sprintf("u%03d", i)},
+				"data":     map[string]any{"blob": big}}})
+		}
+		_, err := s.Apply(ctx, index.Change{Cluster: "c", Resource: cms, Kind: "ConfigMap", Namespaced: true, Upserts: objs})
+		require.NoError(t, err)
+		q := index.Query{Resource: cms.GroupResource(), AllClusters: true}
+		seen := 0
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, n, "the pages end")
+			p, err := s.Search(ctx, q)
+			require.NoError(t, err)
+			size := 0
+			for _, h := range p.Items {
+				raw, err := h.Object.MarshalJSON()
+				require.NoError(t, err)
+				size += len(raw)
+			}
+			assert.LessOrEqual(t, size, index.MaxPageBytes)
+			seen += len(p.Items)
+			if p.Continue == "" {
+				break
+			}
+			q.Continue = p.Continue
+		}
+		assert.Equal(t, n, seen)
+	})
 }

@@ -17,6 +17,12 @@ import (
 // MaxLimit is the most objects one page holds.
 const MaxLimit = 5000
 
+// MaxPageBytes bounds the stored JSON of one page's objects: a page ends
+// before the object that would pass it (the first object always fits), so
+// that a search of big objects (up to object.MaxBytes each) costs the hub a
+// bounded memory, whatever the limit asked.
+const MaxPageBytes = 8 << 20
+
 // Query is a search of one resource. Every filter given must hold.
 type Query struct {
 	// Resource is the group and resource searched. Required.
@@ -40,7 +46,8 @@ type Query struct {
 	// Phase is status.phase; Reason a container state reason of a Pod
 	// (CrashLoopBackOff...); Ready "true" or "false".
 	Phase, Reason, Ready string
-	// Limit is the page size, 1 to MaxLimit. Default (0) MaxLimit.
+	// Limit is the page size, 1 to MaxLimit. Default (0) MaxLimit. A page
+	// also ends before MaxPageBytes of objects.
 	Limit int
 	// Continue is the token of the previous page.
 	Continue string
@@ -213,13 +220,14 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	defer rows.Close()
 	var page Page
 	var last position
+	size := 0
 	for rows.Next() {
 		var p position
 		var raw string
 		if err := rows.Scan(&p.Cluster, &p.Namespace, &p.Name, &p.UID, &raw); err != nil {
 			return Page{}, fmt.Errorf("%s: %w", s.db.Name, err)
 		}
-		if len(page.Items) == q.Limit {
+		if size += len(raw); len(page.Items) == q.Limit || (len(page.Items) > 0 && size > MaxPageBytes) {
 			page.Continue = encodeContinue(last)
 			break
 		}

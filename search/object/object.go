@@ -24,13 +24,20 @@ const MaxBytes = 256 << 10
 // lastApplied is kubectl's annotation holding the whole applied object.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
+// Secrets are the core group's Secrets, whose data never leaves a cluster.
+var Secrets = schema.GroupResource{Resource: "secrets"}
+
+// SecretKind is the kind of Secrets.
+var SecretKind = schema.GroupKind{Kind: "Secret"}
+
 // Sanitize strips from u what must not, or need not, leave its cluster:
-// managedFields always; for Secrets, data and stringData and the
-// last-applied annotation (which holds the data kubectl applied), keeping
-// type and metadata. It changes u in place and returns it.
+// managedFields always; for Secrets (kind Secret of the core group, in any
+// version), data and stringData and the last-applied annotation (which
+// holds the data kubectl applied), keeping type and metadata. It changes u
+// in place and returns it.
 func Sanitize(u *unstructured.Unstructured) *unstructured.Unstructured {
 	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
-	if u.GetAPIVersion() == "v1" && u.GetKind() == "Secret" {
+	if u.GroupVersionKind().GroupKind() == SecretKind {
 		delete(u.Object, "data")
 		delete(u.Object, "stringData")
 		dropAnnotation(u, lastApplied)
@@ -43,8 +50,9 @@ const Truncated = "search.flotilla.dev/truncated"
 
 // Fit is u's JSON, at most MaxBytes: an object bigger than that loses the
 // last-applied annotation, then everything but apiVersion, kind, metadata
-// and status.phase, and is marked with the annotation Truncated. It changes
-// u in place.
+// and status.phase, and is marked with the annotation Truncated; then, if
+// still too big, every other annotation; then it is refused (an error). It
+// changes u in place.
 func Fit(u *unstructured.Unstructured) ([]byte, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil || len(raw) <= MaxBytes {
@@ -65,7 +73,16 @@ func Fit(u *unstructured.Unstructured) ([]byte, error) {
 	}
 	a[Truncated] = fmt.Sprintf("the object was bigger than %d bytes: the index keeps its metadata", MaxBytes)
 	u.SetAnnotations(a)
-	return u.MarshalJSON()
+	if raw, err = u.MarshalJSON(); err != nil || len(raw) <= MaxBytes {
+		return raw, err
+	}
+	// Metadata that big is not what an apiserver keeps (annotations are
+	// bounded to 256 KiB): the annotations go, then the object is refused.
+	u.SetAnnotations(map[string]string{Truncated: fmt.Sprintf("the object was bigger than %d bytes, its metadata too: the index keeps the rest of its metadata", MaxBytes)})
+	if raw, err = u.MarshalJSON(); err != nil || len(raw) <= MaxBytes {
+		return raw, err
+	}
+	return nil, fmt.Errorf("%s %q: its metadata without annotations is %d bytes, more than the %d an indexed object may hold", u.GetKind(), u.GetName(), len(raw), MaxBytes)
 }
 
 func dropAnnotation(u *unstructured.Unstructured, key string) {

@@ -1,6 +1,8 @@
 package object
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -189,4 +191,23 @@ func TestDigest(t *testing.T) {
 	assert.NotEqual(t, a, Digest(map[string]string{"u1": "1"}), "a missing object changes it")
 	assert.NotEqual(t, Digest(map[string]string{"u1 2": ""}), Digest(map[string]string{"u1": "2"}), "fields do not run together")
 	assert.Len(t, Digest(nil), 64)
+}
+
+// An object whose metadata alone passes MaxBytes (annotations the
+// apiserver would refuse, from a forged agent) is cut further: it keeps
+// no annotation but Truncated, and one that still does not fit is refused.
+func TestFitBoundsMetadataToo(t *testing.T) {
+	big := strings.Repeat("x", 4*MaxBytes)
+	u := obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, uid: u1, labels: {a: b}}}`)
+	u.SetAnnotations(map[string]string{"huge": big})
+	raw, err := Fit(u)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(raw), MaxBytes)
+	assert.Equal(t, []string{Truncated}, slices.Collect(maps.Keys(u.GetAnnotations())))
+	assert.Equal(t, map[string]string{"a": "b"}, u.GetLabels())
+
+	u = obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: c, uid: u1}}`)
+	u.SetFinalizers([]string{big})
+	_, err = Fit(u)
+	assert.ErrorContains(t, err, "metadata")
 }

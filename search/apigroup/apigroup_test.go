@@ -223,6 +223,8 @@ func TestFilters(t *testing.T) {
 		{"another namespace", podsGVR, "other", nil, nil},
 		{"not ready deployments", deploymentsGVR, "", url.Values{"ready": {"false"}}, []string{"east/pay"}},
 		{"a name prefix", podsGVR, "", url.Values{"namePrefix": {"cra"}}, []string{"east/crash-1"}},
+		{"two names in a field selector both hold", podsGVR, "", url.Values{"fieldSelector": {"metadata.name=web-1,metadata.name=crash-1"}}, nil},
+		{"one name twice", podsGVR, "", url.Values{"fieldSelector": {"metadata.name=web-1,metadata.name=web-1"}}, []string{"east/web-1", "west/web-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := c.List(ctx, tc.gvr, tc.ns, tc.q)

@@ -385,6 +385,9 @@ func (h *handlers) search(ctx context.Context, u user.Info, s *search) (index.Pa
 	if err := h.authorize(ctx, u, s); err != nil {
 		return index.Page{}, err
 	}
+	if s.Nothing {
+		s.AllClusters, s.Clusters = false, nil
+	}
 	page, err := h.o.Index.Search(ctx, s.Query)
 	if err != nil {
 		return index.Page{}, err

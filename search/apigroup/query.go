@@ -42,6 +42,9 @@ type search struct {
 	// FullObjects in a Table's rows (includeObject=Object); default
 	// metadata only.
 	FullObjects bool
+	// Nothing is set when the filters contradict each other (two names in
+	// a field selector): the search finds nothing.
+	Nothing bool
 }
 
 // ignored are the list parameters of the Kubernetes API that a search
@@ -158,11 +161,17 @@ func parseQuery(v url.Values) (search, error) {
 			}
 			var p *string
 			switch r.Field {
-			case FieldName:
-				s.Names = append(s.Names, r.Value)
-				continue
-			case FieldNamespace:
-				s.Namespaces = append(s.Namespaces, r.Value)
+			case FieldName, FieldNamespace:
+				// Requirements all hold (a field selector is an AND): a
+				// second, different value leaves nothing to find.
+				list := &s.Names
+				if r.Field == FieldNamespace {
+					list = &s.Namespaces
+				}
+				if len(*list) > 0 && (*list)[0] != r.Value {
+					s.Nothing = true
+				}
+				*list = []string{r.Value}
 				continue
 			case FieldPhase:
 				p = &s.Phase

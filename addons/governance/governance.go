@@ -92,7 +92,7 @@ func (Framework) Options() framework.Options {
 func (ConfigPolicy) Options() framework.Options {
 	return framework.Options{
 		DisplayName:  "Config Policy Addon",
-		Description:  "Evaluates and enforces ConfigurationPolicies, and checks CertificatePolicies, on the managed cluster",
+		Description:  "Evaluates and enforces ConfigurationPolicies and OperatorPolicies, and checks CertificatePolicies, on the managed cluster",
 		Registration: &framework.Registration{},
 		Health:       framework.Health{Mode: framework.HealthLease},
 	}
@@ -136,7 +136,7 @@ func (a ConfigPolicy) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca
 
 // ConfigPolicyCRDs are the kinds the config-policy-controller agent's
 // engines evaluate, whose CRDs its manifests carry (by plural).
-var ConfigPolicyCRDs = []string{"configurationpolicies", "certificatepolicies"}
+var ConfigPolicyCRDs = []string{"configurationpolicies", "certificatepolicies", "operatorpolicies"}
 
 func agentManifests(addon, img string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec, crdPlurals []string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
 	ns := mca.Status.Namespace

@@ -22,6 +22,7 @@ import (
 
 	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/policy/certpolicy"
+	"flotilla.dev/flotilla/policy/operatorpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
 )
@@ -42,7 +43,7 @@ func newPolicyRunCommand() *cobra.Command {
 	o := policyRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --kubeconfig K",
-		Short: "Run the ConfigurationPolicy and CertificatePolicy engines against a cluster until interrupted",
+		Short: "Run the ConfigurationPolicy, CertificatePolicy and OperatorPolicy engines against a cluster until interrupted",
 		Long: `Runs the ConfigurationPolicy engine standalone against the cluster of
 --kubeconfig: it evaluates every ConfigurationPolicy (or those of --namespace)
 whenever a watched object or the policy changes, enforces the enforce ones and
@@ -50,7 +51,8 @@ writes their status, history and compliance events. Metrics are served on
 --metrics-addr at /metrics. Beside it, the CertificatePolicy engine checks the
 TLS certificates in the Secrets each CertificatePolicy selects, whenever a
 Secret, a namespace or the policy changes and when a certificate comes within
-its minimum duration.
+its minimum duration; and the OperatorPolicy engine installs and governs
+operators through OLM (NonCompliant where OLM is not installed).
 
 The identity of the kubeconfig needs to list and watch every kind the policies
 name, and to create, update and delete them for enforce; and to list and watch
@@ -123,7 +125,7 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 			fmt.Fprintf(out, "==> not auditing Gatekeeper constraints: %v\n", err)
 		}
 	}
-	fmt.Fprintf(out, "==> running ConfigurationPolicies and CertificatePolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
+	fmt.Fprintf(out, "==> running ConfigurationPolicies, CertificatePolicies and OperatorPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return configpolicy.Run(ctx, configpolicy.Options{
@@ -135,6 +137,12 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 	g.Go(func() error {
 		if err := certpolicy.Run(ctx, certpolicy.Options{Config: cfg, Namespace: o.namespace, Log: log.WithName("certpolicy")}); err != nil {
 			return fmt.Errorf("CertificatePolicy engine: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := operatorpolicy.Run(ctx, operatorpolicy.Options{Config: cfg, Namespace: o.namespace, Log: log.WithName("operatorpolicy")}); err != nil {
+			return fmt.Errorf("OperatorPolicy engine: %w", err)
 		}
 		return nil
 	})

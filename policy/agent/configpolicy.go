@@ -16,14 +16,17 @@ import (
 	"flotilla.dev/flotilla/policy/certpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
+	"flotilla.dev/flotilla/policy/operatorpolicy"
 )
 
 // RunConfigPolicy runs the config-policy-controller agent until ctx ends:
 // the ConfigurationPolicy engine (the same runner as `flotilla policy run`,
-// watch-driven) on the ConfigurationPolicies of the cluster namespace and
-// the CertificatePolicy engine (policy/certpolicy) on its
-// CertificatePolicies (upstream runs that one as a third addon,
-// cert-policy-controller; here it shares this agent and its rights), once
+// watch-driven) on the ConfigurationPolicies of the cluster namespace, the
+// OperatorPolicy engine (policy/operatorpolicy) on its OperatorPolicies (as
+// upstream's config-policy-controller), and the CertificatePolicy engine
+// (policy/certpolicy) on its CertificatePolicies (upstream runs that one as
+// a third addon, cert-policy-controller; here it shares this agent and its
+// rights), once
 // the addon's hub credential exists (the addon is enabled and registered),
 // and the addon's Lease. Where Gatekeeper is not installed, it also runs
 // Flotilla's Rego engine (package gatekeeper/live) on the ConstraintTemplates
@@ -59,7 +62,7 @@ func runEngines(ctx context.Context, o Options) error {
 			return fmt.Errorf("start the Rego engine: %w", err)
 		}
 	}
-	o.Log.Info("running the ConfigurationPolicy and CertificatePolicy engines", "namespace", o.ClusterName)
+	o.Log.Info("running the ConfigurationPolicy, CertificatePolicy and OperatorPolicy engines", "namespace", o.ClusterName)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return configpolicy.Run(ctx, configpolicy.Options{
@@ -70,6 +73,14 @@ func runEngines(ctx context.Context, o Options) error {
 		err := certpolicy.Run(ctx, certpolicy.Options{Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log.WithName("certpolicy")})
 		if err != nil {
 			return fmt.Errorf("CertificatePolicy engine: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		err := operatorpolicy.Run(ctx, operatorpolicy.Options{Config: o.SpokeConfig, Namespace: o.ClusterName,
+			Log: o.Log.WithName("operatorpolicy"), EventSource: ocm.ConfigPolicyAddon})
+		if err != nil {
+			return fmt.Errorf("OperatorPolicy engine: %w", err)
 		}
 		return nil
 	})

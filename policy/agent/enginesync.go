@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 	"flotilla.dev/flotilla/policy/hubtemplate"
 )
 
@@ -31,6 +32,7 @@ import (
 // version their CRD serves.
 var EngineKinds = map[string]schema.GroupVersionKind{
 	"CertificatePolicy": policyv1.GroupVersion.WithKind("CertificatePolicy"),
+	"OperatorPolicy":    policyv1beta1.GroupVersion.WithKind("OperatorPolicy"),
 }
 
 // engineKey names a delivered template of an engine kind in keep maps.

@@ -22,9 +22,9 @@ import (
 
 	"flotilla.dev/flotilla/manifests"
 	"flotilla.dev/flotilla/policy/certpolicy"
-	"flotilla.dev/flotilla/policy/operatorpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
+	"flotilla.dev/flotilla/policy/operatorpolicy"
 )
 
 // policyRunOptions are the flags of `flotilla policy run`.

@@ -31,13 +31,13 @@ type Desired struct {
 
 // subscriptionFields are the fields spec.subscription may hold.
 type subscriptionFields struct {
-	Name                   string                               `json:"name"`
-	Namespace              string                               `json:"namespace,omitempty"`
-	Channel                string                               `json:"channel,omitempty"`
-	CatalogSource          string                               `json:"source,omitempty"`
-	CatalogSourceNamespace string                               `json:"sourceNamespace,omitempty"`
-	StartingCSV            string                               `json:"startingCSV,omitempty"`
-	InstallPlanApproval    string                               `json:"installPlanApproval,omitempty"`
+	Name                   string                                `json:"name"`
+	Namespace              string                                `json:"namespace,omitempty"`
+	Channel                string                                `json:"channel,omitempty"`
+	CatalogSource          string                                `json:"source,omitempty"`
+	CatalogSourceNamespace string                                `json:"sourceNamespace,omitempty"`
+	StartingCSV            string                                `json:"startingCSV,omitempty"`
+	InstallPlanApproval    string                                `json:"installPlanApproval,omitempty"`
 	Config                 *operatorsv1alpha1.SubscriptionConfig `json:"config,omitempty"`
 }
 
@@ -539,7 +539,10 @@ func emptyConfig(c *operatorsv1alpha1.SubscriptionConfig) bool {
 }
 
 func mergeSubscription(have, want *operatorsv1alpha1.SubscriptionSpec) {
-	for _, f := range []struct{ dst *string; src string }{{&have.Package, want.Package}, {&have.Channel, want.Channel},
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{{&have.Package, want.Package}, {&have.Channel, want.Channel},
 		{&have.CatalogSource, want.CatalogSource}, {&have.CatalogSourceNamespace, want.CatalogSourceNamespace}, {&have.StartingCSV, want.StartingCSV}} {
 		if f.src != "" {
 			*f.dst = f.src

@@ -1,8 +1,8 @@
 // Package governance delivers the spoke side of governance as the two addons
 // OCM names: governance-policy-framework (spec sync, template sync and status
 // sync between the cluster's replica policies on the hub and the managed
-// cluster) and config-policy-controller (the ConfigurationPolicy engine on
-// the managed cluster). It holds the addons' registration only: their names,
+// cluster) and config-policy-controller (the ConfigurationPolicy,
+// OperatorPolicy and CertificatePolicy engines on the managed cluster). It holds the addons' registration only: their names,
 // manifests, hub rights and health. Their agents live beside the engine, in
 // package policy/agent.
 //

@@ -41,8 +41,8 @@ func engineKey(kind, name string) string { return kind + "/" + name }
 // syncEngineTemplate creates or updates u (an EngineKinds template) and
 // returns its state. A template the managed cluster's apiserver refuses
 // (its CRD's schema: an invalid duration, an unknown enum) is reported as
-// a template-error with the apiserver's message, and not retried until the
-// replica changes.
+// a template-error with the apiserver's message (recorded once; the write
+// is tried again at the replica's next sync).
 func (y *syncer) syncEngineTemplate(ctx context.Context, local *policyv1.Policy, t *policyv1.PolicyTemplate, u *unstructured.Unstructured, deps []Dependency) (TemplateState, error) {
 	name, kind := u.GetName(), u.GetKind()
 	gvk := EngineKinds[kind]

@@ -153,7 +153,8 @@ func runOnce(ctx context.Context, o Options, olm bool) error {
 	priorityQueue := false
 	b := builder.ControllerManagedBy(mgr).Named("operatorpolicy").
 		For(&policyv1beta1.OperatorPolicy{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
-		// OLM's CRDs coming or going start the engine again.
+		// OLM's CRDs coming or going start the engine again (names only:
+		// CRDs' schemas are large).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.Funcs{
 			CreateFunc: func(_ context.Context, e event.CreateEvent, _ workqueueIface) {
 				if e.Object.GetName() == subscriptionCRD && !olm {
@@ -165,7 +166,7 @@ func runOnce(ctx context.Context, o Options, olm bool) error {
 					cancel(errOLMChanged)
 				}
 			},
-		}).
+		}, builder.OnlyMetadata).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1, SkipNameValidation: &skip, UsePriorityQueue: &priorityQueue})
 	if olm {
 		for _, obj := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1.OperatorGroup{}, &operatorsv1alpha1.InstallPlan{},

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -17,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
+	"flotilla.dev/flotilla/hub/workreplicaset/distribute"
 	statusfit "flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/placementread"
@@ -50,6 +55,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, &mwrs, p); err != nil {
 		errs = append(errs, err)
 	}
+	if err := r.writePolicyStatus(ctx, &mwrs, f.Policy, p.PolicyStatus); err != nil {
+		errs = append(errs, err)
+	}
 	return ctrl.Result{RequeueAfter: p.RequeueAfter}, errors.Join(errs...)
 }
 
@@ -58,12 +66,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // decides. A read error is kept with its ref (the ref's works are kept) and
 // returned by Facts.errs.
 func (r *Reconciler) facts(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, works []*workv1.ManifestWork) Facts {
-	f := Facts{Generation: mwrs.Generation, Hash: TemplateHash(mwrs.Spec.ManifestWorkTemplate), Now: r.now(), Works: works}
+	f := Facts{Generation: mwrs.Generation, Hash: TemplateHash(mwrs.Spec.ManifestWorkTemplate), Now: r.now(), Works: works,
+		Name: mwrs.Name, Template: mwrs.Spec.ManifestWorkTemplate, PolicyName: mwrs.Annotations[distv1alpha1.PolicyAnnotation]}
+	if f.PolicyName != "" {
+		f.Clusters = map[string]distribute.Cluster{}
+		var p distv1alpha1.DistributionPolicy
+		switch err := r.Get(ctx, types.NamespacedName{Namespace: mwrs.Namespace, Name: f.PolicyName}, &p); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			f.PolicyErr = fmt.Errorf("DistributionPolicy %q could not be read: %w", f.PolicyName, err)
+		default:
+			f.Policy = &p
+		}
+	}
 	for _, ref := range mwrs.Spec.PlacementRefs {
 		rf := RefFacts{Ref: ref}
 		rf.Decisions, rf.ReadErr = placementread.Read(ctx, r.Client, mwrs.Namespace, ref.Name)
 		if rf.ReadErr == nil && rf.Decisions.Found && rf.Decisions.Readiness != placementread.Unknown {
-			rf.Accepted, rf.AcceptedErr = r.accepted(ctx, rf.Decisions.Own)
+			rf.Accepted, rf.AcceptedErr = r.accepted(ctx, rf.Decisions.Own, f.Clusters)
 		}
 		f.Refs = append(f.Refs, rf)
 	}
@@ -80,6 +100,9 @@ func (f Facts) errs() []error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if f.PolicyErr != nil {
+		errs = append(errs, f.PolicyErr)
 	}
 	return errs
 }
@@ -131,8 +154,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, mwrs *workv1alpha1.Manifes
 }
 
 // accepted reads, from the cache, whether the hub accepted each cluster the
-// decisions list (ocm.Accepted); a cluster that does not exist is not.
-func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.PlacementDecision) (map[string]bool, error) {
+// decisions list (ocm.Accepted); a cluster that does not exist is not. When
+// clusters is not nil, it gains what a render knows of each accepted one.
+func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.PlacementDecision, clusters map[string]distribute.Cluster) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, d := range decisions {
 		for _, cd := range d.Status.Decisions {
@@ -147,6 +171,9 @@ func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.Pl
 				return nil, fmt.Errorf("get ManagedCluster %s: %w", cd.ClusterName, err)
 			default:
 				out[cd.ClusterName] = ocm.Accepted(&mc)
+				if clusters != nil && out[cd.ClusterName] {
+					clusters[cd.ClusterName] = ClusterFacts(&mc)
+				}
 			}
 		}
 	}
@@ -205,4 +232,58 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ClusterFacts is what a render knows of a managed cluster: name, labels,
+// ClusterClaims and allocatable resources (capacity when it reports none).
+func ClusterFacts(mc *clusterv1.ManagedCluster) distribute.Cluster {
+	c := distribute.Cluster{Name: mc.Name, Labels: mc.Labels, Claims: map[string]string{}, Allocatable: corev1.ResourceList{}}
+	for _, cl := range mc.Status.ClusterClaims {
+		c.Claims[cl.Name] = cl.Value
+	}
+	alloc := mc.Status.Allocatable
+	if len(alloc) == 0 {
+		alloc = mc.Status.Capacity
+	}
+	for name, q := range alloc {
+		c.Allocatable[corev1.ResourceName(name)] = q
+	}
+	return c
+}
+
+// writePolicyStatus writes the replica set's entry into its policy's status
+// (status.replicaSets, by name) when it changed, retrying on conflict: several
+// replica sets may share a policy.
+func (r *Reconciler) writePolicyStatus(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, read *distv1alpha1.DistributionPolicy, entry *distv1alpha1.ReplicaSetStatus) error {
+	if read == nil || entry == nil {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(read)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p distv1alpha1.DistributionPolicy
+		if err := r.Get(ctx, key, &p); err != nil {
+			return err
+		}
+		next := p.Status.DeepCopy()
+		next.OverrideCount = int64(len(p.Spec.Overrides))
+		found := false
+		for i := range next.ReplicaSets {
+			if next.ReplicaSets[i].Name == entry.Name {
+				next.ReplicaSets[i], found = *entry, true
+			}
+		}
+		if !found {
+			next.ReplicaSets = append(next.ReplicaSets, *entry)
+			sort.Slice(next.ReplicaSets, func(i, j int) bool { return next.ReplicaSets[i].Name < next.ReplicaSets[j].Name })
+		}
+		if reflect.DeepEqual(*next, p.Status) {
+			return nil
+		}
+		p.Status = *next
+		return r.Status().Update(ctx, &p)
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("write DistributionPolicy %s status for %s: %w", key, mwrs.Name, err)
+	}
+	return nil
 }

@@ -265,7 +265,7 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 	}
 	addFeedback(&spec, workloads)
 	// Keep the rules in spec order.
-	ordered := make([]string, 0, len(applied))
+	var ordered []string
 	for _, r := range p.rules {
 		if seen[r.Name] {
 			ordered = append(ordered, r.Name)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -157,4 +158,38 @@ func TestManifestWorkReplicaSetDistributionPolicy(t *testing.T) {
 	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: "dist-us-1", Name: "web"}, &after))
 	assert.Equal(t, before.Spec, after.Spec, "us-1 keeps its last good work")
 	assert.Equal(t, before.ResourceVersion, after.ResourceVersion, "and it was not written at all")
+}
+
+// The hub's webhook refuses what the CRD schema cannot judge
+// (distribute.Validate), on a real apiserver, and admits a good policy.
+func TestDistributionPolicyWebhook(t *testing.T) {
+	s := newScope(t, "distwebhook")
+	create := func(name string, rule distv1alpha1.OverrideRule) error {
+		rule.Name = "r"
+		return hub.Create(s.ctx, &distv1alpha1.DistributionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.ns},
+			Spec: distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{rule}}})
+	}
+	for _, tc := range []struct {
+		name    string
+		rule    distv1alpha1.OverrideRule
+		refusal string
+	}{
+		{"bad-selector", distv1alpha1.OverrideRule{Clusters: distv1alpha1.ClusterSelector{LabelSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: "Near", Values: []string{"eu"}}}}}},
+			`spec.overrides[0].clusters: labelSelector: "Near" is not a valid label selector operator`},
+		{"bad-template", distv1alpha1.OverrideRule{Annotations: []distv1alpha1.MetadataOverride{{Key: "a", Value: "{{ cluster.region }}"}}},
+			`spec.overrides[0].annotations[0].value: template "{{ cluster.region }}": want {{ cluster.name }}`},
+		{"bad-label-value", distv1alpha1.OverrideRule{Labels: []distv1alpha1.MetadataOverride{{Key: "a", Value: "two words"}}},
+			`spec.overrides[0].labels[0].value: "two words"`},
+		{"patch-without-value", distv1alpha1.OverrideRule{JSONPatch: []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/spec/x"}}},
+			`spec.overrides[0].jsonPatch: [0] add /spec/x: needs a value`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := create(tc.name, tc.rule)
+			require.Error(t, err)
+			assert.True(t, apierrors.IsInvalid(err), "want Invalid, got %v", err)
+			assert.Contains(t, err.Error(), "DistributionPolicy distwebhook/"+tc.name+" is invalid: "+tc.refusal)
+		})
+	}
+	require.NoError(t, create("good", distv1alpha1.OverrideRule{Labels: []distv1alpha1.MetadataOverride{{Key: "region", Value: "{{ cluster.labels[region] }}"}}}))
 }

@@ -106,7 +106,7 @@ type OverrideRule struct {
 type ClusterSelector struct {
 	// Names are cluster names; when set, the cluster must be one of them.
 	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:MaxLength=63
 	// +optional
 	Names []string `json:"names,omitempty"`
 	// LabelSelector selects clusters by label.
@@ -168,6 +168,10 @@ const (
 // containers (spec.containers, spec.initContainers and
 // spec.template.spec.{containers,initContainers}, at any depth of a pod
 // template the manifest carries).
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.operation) && self.operation == 'remove') || (has(self.value) && self.value != '')",message="value is required unless operation is remove"
+// +kubebuilder:validation:XValidation:rule="!(self.component == 'Repository' && has(self.operation) && self.operation == 'remove')",message="an image's repository cannot be removed"
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || self.value.contains('{{') || (self.component == 'Registry' ? self.value.matches('^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]+)?$') : self.component == 'Repository' ? self.value.matches('^[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$') : self.component == 'Tag' ? self.value.matches('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$') : self.value.matches('^[a-z0-9]+([+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$'))",message="value is not a valid image component: a registry is host[:port], a repository lower-case path, a tag up to 128 of [A-Za-z0-9_.-], a digest algorithm:hex"
 type ImageOverride struct {
 	// Container limits the override to the containers of this name; empty: every container.
 	// +kubebuilder:validation:MaxLength=63
@@ -187,9 +191,11 @@ type ImageOverride struct {
 
 // MetadataOverride changes one label or annotation.
 type MetadataOverride struct {
-	// Key is the label or annotation key.
+	// Key is the label or annotation key: [prefix/]name, a DNS subdomain
+	// prefix and a name of up to 63 characters.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`
 	Key string `json:"key"`
 	// Operation: add (only where the key is missing), replace (default), remove.
 	// +kubebuilder:default=replace
@@ -229,15 +235,19 @@ type ArgsOverride struct {
 }
 
 // JSONPatchOperation is one RFC 6902 operation.
+//
+// +kubebuilder:validation:XValidation:rule="!(self.op in ['move', 'copy']) || (has(self.from) && self.from != '')",message="move and copy need from"
 type JSONPatchOperation struct {
 	// Op is the RFC 6902 operation.
 	// +kubebuilder:validation:Enum=add;remove;replace;move;copy;test
 	Op string `json:"op"`
 	// Path is a JSON pointer (RFC 6901) into the manifest.
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/([^~]|~[01])*)*$`
 	Path string `json:"path"`
 	// From is the source pointer of move and copy.
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^(/([^~]|~[01])*)*$`
 	// +optional
 	From string `json:"from,omitempty"`
 	// Value of add, replace and test; strings in it may hold templates.
@@ -262,6 +272,9 @@ const (
 )
 
 // ReplicaDivision divides the replicas of the template's workloads.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'Weighted' || (has(self.weights) && size(self.weights) > 0)",message="Weighted needs weights"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Weighted' || !has(self.weights) || size(self.weights) == 0",message="weights are only read by Weighted"
 type ReplicaDivision struct {
 	// Type is the division (default Duplicated).
 	// +kubebuilder:default=Duplicated

@@ -3,6 +3,9 @@ package distribute
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
@@ -144,6 +147,11 @@ func overrideMetadata(obj map[string]any, field string, o distv1alpha1.MetadataO
 		v, err := Expand(o.Value, c)
 		if err != nil {
 			return err
+		}
+		if field == "labels" {
+			if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+				return fmt.Errorf("label %s: %q is not a valid label value: %s", o.Key, v, strings.Join(errs, "; "))
+			}
 		}
 		if m == nil {
 			m = map[string]any{}

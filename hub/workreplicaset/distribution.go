@@ -166,8 +166,8 @@ func (d distribution) summary(works []*workv1.ManifestWork) string {
 		s = "overrides " + strings.Join(parts, ", ") + " clusters"
 	}
 	for _, wl := range Aggregate(d.out.Workloads, works) {
-		s += fmt.Sprintf("; %s %s: %d replicas over %d clusters, %d ready, %d available",
-			strings.ToLower(wl.Kind), wl.Name, wl.Desired, wl.Clusters, wl.ReadyReplicas, wl.AvailableReplicas)
+		s += fmt.Sprintf("; %s %s: %d replicas over %d clusters, %d created, %d ready, %d available",
+			strings.ToLower(wl.Kind), wl.Name, wl.Desired, wl.Clusters, wl.Replicas, wl.ReadyReplicas, wl.AvailableReplicas)
 	}
 	return s
 }
@@ -214,7 +214,8 @@ func Aggregate(workloads []distribute.Workload, works []*workv1.ManifestWork) []
 			if _, decided := wl.Shares[w.Namespace]; !decided {
 				continue
 			}
-			ready, available := Feedback(w, wl.Group, wl.Resource, wl.Namespace, wl.Name)
+			replicas, ready, available := Feedback(w, wl.Group, wl.Resource, wl.Namespace, wl.Name)
+			st.Replicas += replicas
 			st.ReadyReplicas += ready
 			st.AvailableReplicas += available
 		}
@@ -223,9 +224,9 @@ func Aggregate(workloads []distribute.Workload, works []*workv1.ManifestWork) []
 	return out
 }
 
-// Feedback reads a workload's ready and available replicas from a work's
-// status feedback (0 when not reported).
-func Feedback(w *workv1.ManifestWork, group, resource, namespace, name string) (ready, available int64) {
+// Feedback reads a workload's replicas, ready and available replicas from a
+// work's status feedback (0 when not reported).
+func Feedback(w *workv1.ManifestWork, group, resource, namespace, name string) (replicas, ready, available int64) {
 	for _, m := range w.Status.ResourceStatus.Manifests {
 		rm := m.ResourceMeta
 		if rm.Group != group || rm.Resource != resource || rm.Namespace != namespace || rm.Name != name {
@@ -236,6 +237,8 @@ func Feedback(w *workv1.ManifestWork, group, resource, namespace, name string) (
 				continue
 			}
 			switch v.Name {
+			case distribute.FeedbackReplicas:
+				replicas = *v.Value.Integer
 			case distribute.FeedbackReady:
 				ready = *v.Value.Integer
 			case distribute.FeedbackAvailable:
@@ -243,5 +246,5 @@ func Feedback(w *workv1.ManifestWork, group, resource, namespace, name string) (
 			}
 		}
 	}
-	return ready, available
+	return replicas, ready, available
 }

@@ -89,7 +89,7 @@ func TestPlanRendersWithThePolicy(t *testing.T) {
 	c := meta.FindStatusCondition(p.Conditions, ConditionDistributionPolicyApplied)
 	require.NotNil(t, c)
 	assert.Equal(t, metav1.ConditionTrue, c.Status)
-	assert.Equal(t, `DistributionPolicy "regions": overrides eu-image on 2, us-image on 1 clusters; deployment web: 30 replicas over 3 clusters, 0 ready, 0 available`, c.Message)
+	assert.Equal(t, `DistributionPolicy "regions": overrides eu-image on 2, us-image on 1 clusters; deployment web: 30 replicas over 3 clusters, 0 created, 0 ready, 0 available`, c.Message)
 	require.NotNil(t, p.PolicyStatus)
 	assert.Equal(t, []distv1alpha1.OverrideCount{{Rule: "eu-image", Clusters: 2}, {Rule: "us-image", Clusters: 1}}, p.PolicyStatus.Overrides)
 }
@@ -104,6 +104,7 @@ func rendered(t *testing.T, f Facts, cluster string) *workv1.ManifestWork {
 			w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
 				ResourceMeta: workv1.ManifestResourceMeta{Group: "apps", Resource: "deployments", Namespace: "apps", Name: "web"},
 				StatusFeedbacks: workv1.StatusFeedbackResult{Values: []workv1.FeedbackValue{
+					{Name: distribute.FeedbackReplicas, Value: workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(int64(6))}},
 					{Name: distribute.FeedbackReady, Value: workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(int64(5))}},
 					{Name: distribute.FeedbackAvailable, Value: workv1.FieldValue{Type: workv1.Integer, Integer: ptr.To(int64(4))}}}}}}
 			return w
@@ -121,7 +122,7 @@ func TestPlanSteadyWithThePolicy(t *testing.T) {
 	assert.Equal(t, 3, p.Summary.Updated)
 	require.NotNil(t, p.PolicyStatus)
 	assert.Equal(t, []distv1alpha1.WorkloadStatus{{Group: "apps", Kind: "Deployment", Namespace: "apps", Name: "web", Desired: 30, Clusters: 3,
-		ReadyReplicas: 15, AvailableReplicas: 12}}, p.PolicyStatus.Workloads, "ready and available summed from the feedback")
+		Replicas: 18, ReadyReplicas: 15, AvailableReplicas: 12}}, p.PolicyStatus.Workloads, "ready and available summed from the feedback")
 }
 
 func TestPlanFailedRenderKeepsTheLastGoodWork(t *testing.T) {

@@ -384,7 +384,10 @@ type WorkloadStatus struct {
 	// Clusters is how many clusters run a share (more than 0 replicas).
 	// +optional
 	Clusters int64 `json:"clusters,omitempty"`
-	// ReadyReplicas and AvailableReplicas are summed over the clusters' status feedback.
+	// Replicas, ReadyReplicas and AvailableReplicas are summed over the
+	// clusters' status feedback (status.replicas: the pods created).
+	// +optional
+	Replicas int64 `json:"replicas,omitempty"`
 	// +optional
 	ReadyReplicas int64 `json:"readyReplicas,omitempty"`
 	// +optional

@@ -12,9 +12,11 @@ import (
 	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 )
 
-// Feedback names of the ready and available replicas of a divided workload
-// (JSONPaths rules render adds to the work).
+// Feedback names of the replicas of a divided workload: the names OCM's
+// well-known status of a Deployment uses, and those of the JSONPaths rules
+// render adds for the other kinds.
 const (
+	FeedbackReplicas  = "Replicas"
 	FeedbackReady     = "ReadyReplicas"
 	FeedbackAvailable = "AvailableReplicas"
 )
@@ -274,16 +276,23 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 	return Work{Spec: spec, Rules: ordered}
 }
 
-// addFeedback asks for the ready and available replicas of each divided
-// workload (JSONPaths feedback), unless the template already has feedback
-// rules for it.
+// addFeedback asks for the replicas, ready and available replicas of each
+// divided workload, unless the template already has feedback rules for it: a
+// Deployment's well-known status (which leaves out a count the Deployment does
+// not report yet, such as readyReplicas while none is ready), JSONPaths for
+// other kinds (a count they do not report yet makes StatusFeedbackSynced
+// False until they do).
 func addFeedback(spec *workv1.ManifestWorkSpec, workloads []Workload) {
 	for _, wl := range workloads {
 		id := workv1.ResourceIdentifier{Group: wl.Group, Resource: wl.Resource, Name: wl.Name, Namespace: wl.Namespace}
 		rules := []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{
+			{Name: FeedbackReplicas, Path: ".status.replicas"},
 			{Name: FeedbackReady, Path: ".status.readyReplicas"},
 			{Name: FeedbackAvailable, Path: ".status.availableReplicas"},
 		}}}
+		if wl.Group == "apps" && wl.Kind == "Deployment" {
+			rules = []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}}
+		}
 		found := false
 		for i := range spec.ManifestConfigs {
 			mc := &spec.ManifestConfigs[i]

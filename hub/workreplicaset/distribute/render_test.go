@@ -77,9 +77,9 @@ func TestRenderOverrides(t *testing.T) {
 		name  string
 		rules []distv1alpha1.OverrideRule
 		// check runs on each cluster's rendered Deployment (manifest 0) and ConfigMap (1).
-		check func(t *testing.T, c string, dep, cm map[string]any)
+		check  func(t *testing.T, c string, dep, cm map[string]any)
 		rules2 map[string][]string // rules applied per cluster
-		err   map[string]string    // render error per cluster
+		err    map[string]string   // render error per cluster
 	}{
 		{name: "image registry per region, tag for all",
 			rules: []distv1alpha1.OverrideRule{
@@ -208,8 +208,7 @@ func TestRenderDividesReplicas(t *testing.T) {
 		got[c] = at(manifestOf(t, w.Spec, 0), "spec", "replicas")
 		assert.Equal(t, []workv1.ManifestConfigOption{{
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Name: "web", Namespace: "apps"},
-			FeedbackRules: []workv1.FeedbackRule{{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{
-				{Name: FeedbackReady, Path: ".status.readyReplicas"}, {Name: FeedbackAvailable, Path: ".status.availableReplicas"}}}},
+			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}},
 		}}, w.Spec.ManifestConfigs)
 	}
 	assert.Equal(t, map[string]any{"eu-1": 12.0, "eu-2": 12.0, "us-1": 6.0}, got, "the division wins over an override of spec.replicas")

@@ -22,9 +22,9 @@ func TestValidate(t *testing.T) {
 		want []string
 	}{
 		{"good", one(distv1alpha1.OverrideRule{
-			Clusters: distv1alpha1.ClusterSelector{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: metav1.LabelSelectorOpIn, Values: []string{"eu"}}}}},
-			Images:   []distv1alpha1.ImageOverride{{Component: distv1alpha1.Registry, Value: "r.{{ cluster.labels[region] }}.example.com"}},
-			Labels:   []distv1alpha1.MetadataOverride{{Key: "region", Value: "{{ cluster.labels[region] }}"}},
+			Clusters:  distv1alpha1.ClusterSelector{LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: metav1.LabelSelectorOpIn, Values: []string{"eu"}}}}},
+			Images:    []distv1alpha1.ImageOverride{{Component: distv1alpha1.Registry, Value: "r.{{ cluster.labels[region] }}.example.com"}},
+			Labels:    []distv1alpha1.MetadataOverride{{Key: "region", Value: "{{ cluster.labels[region] }}"}},
 			JSONPatch: []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/spec/x", Value: jsonValue([]any{"{{ cluster.name }}"})}},
 		}), nil},
 		{"label selector operator", one(distv1alpha1.OverrideRule{Clusters: distv1alpha1.ClusterSelector{LabelSelector: &metav1.LabelSelector{

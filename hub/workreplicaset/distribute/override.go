@@ -1,13 +1,10 @@
 package distribute
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	jsonpatch "github.com/evanphx/json-patch/v5"
 
 	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 )
@@ -16,6 +13,9 @@ import (
 type rule struct {
 	distv1alpha1.OverrideRule
 	clusters clusterMatcher
+	// patch is the decoded jsonPatch when no value holds a template (the
+	// same for every cluster); nil: built per cluster.
+	patch []patchOp
 }
 
 // compileRules compiles the rules' cluster selectors; a bad one is an error
@@ -27,7 +27,11 @@ func compileRules(rules []distv1alpha1.OverrideRule) ([]rule, error) {
 		if err != nil {
 			return nil, fmt.Errorf("override %q: clusters.%w", r.Name, err)
 		}
-		out = append(out, rule{OverrideRule: r, clusters: m})
+		cr := rule{OverrideRule: r, clusters: m}
+		if len(r.JSONPatch) > 0 && !patchHasTemplates(r.JSONPatch) {
+			cr.patch, _ = buildPatch(r.JSONPatch, &Cluster{}) // an error shows again per cluster
+		}
+		out = append(out, cr)
 	}
 	return out, nil
 }
@@ -78,7 +82,7 @@ func (r rule) apply(obj map[string]any, c Cluster) (map[string]any, error) {
 		}
 	}
 	if len(r.JSONPatch) > 0 {
-		next, err := applyJSONPatch(obj, r.JSONPatch, c)
+		next, err := applyJSONPatch(obj, r.patch, r.JSONPatch, c)
 		if err != nil {
 			return nil, fmt.Errorf("jsonPatch: %w", err)
 		}
@@ -203,59 +207,18 @@ func overrideArgs(obj map[string]any, field string, o distv1alpha1.ArgsOverride,
 	})
 }
 
-// patchOp is one RFC 6902 operation as JSON.
-type patchOp struct {
-	Op    string          `json:"op"`
-	Path  string          `json:"path"`
-	From  string          `json:"from,omitempty"`
-	Value json.RawMessage `json:"value,omitempty"`
-}
-
-// buildPatch turns the operations into an RFC 6902 patch, each string in a
-// value expanded for c (a nil cluster checks the templates' syntax only).
-func buildPatch(ops []distv1alpha1.JSONPatchOperation, c *Cluster) (jsonpatch.Patch, error) {
-	out := make([]patchOp, 0, len(ops))
-	for i, o := range ops {
-		p := patchOp{Op: o.Op, Path: o.Path, From: o.From}
-		switch o.Op {
-		case "add", "replace", "test":
-			if o.Value == nil {
-				return nil, fmt.Errorf("[%d] %s %s: needs a value", i, o.Op, o.Path)
-			}
-			var v any
-			if err := json.Unmarshal(o.Value.Raw, &v); err != nil {
-				return nil, fmt.Errorf("[%d] %s %s: value: %w", i, o.Op, o.Path, err)
-			}
-			v, err := expandValue(v, c)
-			if err != nil {
-				return nil, fmt.Errorf("[%d] %s %s: %w", i, o.Op, o.Path, err)
-			}
-			if p.Value, err = json.Marshal(v); err != nil {
-				return nil, err
-			}
-		case "move", "copy":
-			if o.From == "" {
-				return nil, fmt.Errorf("[%d] %s %s: needs from", i, o.Op, o.Path)
-			}
-		case "remove":
-		default:
-			return nil, fmt.Errorf("[%d]: unknown op %q (want add, remove, replace, move, copy or test)", i, o.Op)
+// buildPatch checks and decodes the operations, each string in a value
+// expanded for c (a nil cluster checks the templates' syntax only).
+func buildPatch(ops []distv1alpha1.JSONPatchOperation, c *Cluster) ([]patchOp, error) {
+	in := make([]jsonPatchInput, 0, len(ops))
+	for _, o := range ops {
+		pi := jsonPatchInput{Op: o.Op, Path: o.Path, From: o.From}
+		if o.Value != nil {
+			pi.Value = o.Value.Raw
 		}
-		if err := checkPointer(o.Path); err != nil {
-			return nil, fmt.Errorf("[%d] path: %w", i, err)
-		}
-		if o.From != "" {
-			if err := checkPointer(o.From); err != nil {
-				return nil, fmt.Errorf("[%d] from: %w", i, err)
-			}
-		}
-		out = append(out, p)
+		in = append(in, pi)
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return jsonpatch.DecodePatch(raw)
+	return decodePatch(in, c)
 }
 
 // checkPointer says whether p is a JSON pointer (RFC 6901): empty, or "/"
@@ -303,23 +266,32 @@ func expandValue(v any, c *Cluster) (any, error) {
 	return v, nil
 }
 
-// applyJSONPatch applies the operations to obj for cluster c.
-func applyJSONPatch(obj map[string]any, ops []distv1alpha1.JSONPatchOperation, c Cluster) (map[string]any, error) {
-	patch, err := buildPatch(ops, &c)
+// patchHasTemplates says whether any operation's value holds a template.
+func patchHasTemplates(ops []distv1alpha1.JSONPatchOperation) bool {
+	for _, o := range ops {
+		if o.Value != nil && strings.Contains(string(o.Value.Raw), templateOpen) {
+			return true
+		}
+	}
+	return false
+}
+
+// applyJSONPatch applies the operations (decoded already as patch, when
+// not nil) to obj for cluster c.
+func applyJSONPatch(obj map[string]any, patch []patchOp, ops []distv1alpha1.JSONPatchOperation, c Cluster) (map[string]any, error) {
+	if patch == nil {
+		var err error
+		if patch, err = buildPatch(ops, &c); err != nil {
+			return nil, err
+		}
+	}
+	out, err := applyPatch(obj, patch)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
+	m, ok := out.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the patch made the manifest something other than an object")
 	}
-	out, err := patch.Apply(raw)
-	if err != nil {
-		return nil, err
-	}
-	var next map[string]any
-	if err := json.Unmarshal(out, &next); err != nil {
-		return nil, err
-	}
-	return next, nil
+	return m, nil
 }

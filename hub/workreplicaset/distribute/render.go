@@ -1,6 +1,7 @@
 package distribute
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -132,6 +133,7 @@ func (e *RenderError) Unwrap() error { return e.Err }
 type manifest struct {
 	id  manifestID
 	raw []byte
+	obj map[string]any // decoded once; each cluster works on a deep copy
 }
 
 // Render renders the template for every cluster: overrides first (Policy's
@@ -204,7 +206,11 @@ func decodeManifests(list []workv1.Manifest) ([]manifest, error) {
 		if !strings.Contains(head.APIVersion, "/") {
 			group = ""
 		}
-		out = append(out, manifest{id: manifestID{Group: group, Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}, raw: raw})
+		obj, err := decodeObject(raw)
+		if err != nil {
+			return nil, fmt.Errorf("manifest %d: %w", i, err)
+		}
+		out = append(out, manifest{id: manifestID{Group: group, Kind: head.Kind, Namespace: head.Metadata.Namespace, Name: head.Metadata.Name}, raw: raw, obj: obj})
 	}
 	return out, nil
 }
@@ -236,10 +242,7 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 		if len(mine) == 0 && !divided {
 			continue
 		}
-		var obj map[string]any
-		if err := json.Unmarshal(m.raw, &obj); err != nil {
-			return Work{Err: &RenderError{Manifest: m.id.String(), Err: err}}
-		}
+		obj := runtime.DeepCopyJSON(m.obj)
 		for _, r := range mine {
 			next, err := r.apply(obj, c)
 			if err != nil {
@@ -456,4 +459,16 @@ func podRequests(spec corev1.PodSpec) corev1.ResourceList {
 		}
 	}
 	return out
+}
+
+// decodeObject decodes a JSON object keeping numbers exact (json.Number: an
+// int64 over 2^53 survives the render).
+func decodeObject(raw []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

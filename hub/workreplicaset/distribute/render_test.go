@@ -223,3 +223,13 @@ func TestRenderDivisionWithoutWeights(t *testing.T) {
 	out := p.Render(Input{Template: template(deployment), Clusters: []Cluster{eu1, us1}})
 	assert.ErrorContains(t, out.Works["eu-1"].Err, "replica division on Deployment.apps apps/web: no cluster has a positive weight among 2")
 }
+
+func TestRenderKeepsLargeIntegers(t *testing.T) {
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{{Name: "l",
+		Labels:    []distv1alpha1.MetadataOverride{{Key: "a", Value: "b"}},
+		JSONPatch: []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/data/x", Value: jsonValue("y")}}}}})
+	require.NoError(t, err)
+	out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{},"big":9007199254740993}`), Clusters: []Cluster{eu1}})
+	require.NoError(t, out.Works["eu-1"].Err)
+	assert.Contains(t, string(out.Works["eu-1"].Spec.Workload.Manifests[0].Raw), `"big":9007199254740993`)
+}

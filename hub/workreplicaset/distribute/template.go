@@ -3,7 +3,6 @@ package distribute
 import (
 	"fmt"
 
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +18,56 @@ type Cluster struct {
 	Allocatable corev1.ResourceList
 }
 
-// templateExpr matches one template: {{ cluster.name }},
-// {{ cluster.labels[KEY] }} or {{ cluster.claims[NAME] }}, with optional
-// spaces inside the braces.
-var (
-	templateOpen = "{{"
-	templateExpr = regexp.MustCompile(`^\{\{\s*cluster\.(name|labels\[([A-Za-z0-9._/-]+)\]|claims\[([A-Za-z0-9._/-]+)\])\s*\}\}`)
-)
+const templateOpen = "{{"
+
+// parseTemplate reads the template at the start of s ("{{" already there):
+// {{ cluster.name }}, {{ cluster.labels[KEY] }} or {{ cluster.claims[NAME] }},
+// with optional spaces inside the braces and KEY, NAME of letters, digits,
+// ".", "_", "/", "-". It returns what the template asks for ("name",
+// "labels" or "claims"), the key, and its length; ok false when s does not
+// start with a well-formed template.
+func parseTemplate(s string) (what, key string, n int, ok bool) {
+	i := len(templateOpen)
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	rest := s[i:]
+	if !strings.HasPrefix(rest, "cluster.") {
+		return "", "", 0, false
+	}
+	i += len("cluster.")
+	rest = s[i:]
+	switch {
+	case strings.HasPrefix(rest, "name"):
+		what = "name"
+		i += len("name")
+	case strings.HasPrefix(rest, "labels["), strings.HasPrefix(rest, "claims["):
+		what = rest[:6]
+		i += len("labels[")
+		start := i
+		for i < len(s) && isKeyByte(s[i]) {
+			i++
+		}
+		if i == start || i >= len(s) || s[i] != ']' {
+			return "", "", 0, false
+		}
+		key = s[start:i]
+		i++
+	default:
+		return "", "", 0, false
+	}
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	if !strings.HasPrefix(s[i:], "}}") {
+		return "", "", 0, false
+	}
+	return what, key, i + 2, true
+}
+
+func isKeyByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '/' || b == '-'
+}
 
 // Expand replaces each template in s with the cluster's value. Every "{{"
 // starts a template; one that is not well formed, or names a label or claim
@@ -54,27 +96,28 @@ func expand(s string, c Cluster, syntaxOnly bool) (string, error) {
 		}
 		b.WriteString(s[:i])
 		s = s[i:]
-		m := templateExpr.FindStringSubmatch(s)
-		if m == nil {
+		what, key, n, ok := parseTemplate(s)
+		if !ok {
 			return "", fmt.Errorf("template %q: want {{ cluster.name }}, {{ cluster.labels[KEY] }} or {{ cluster.claims[NAME] }}", cut(s))
 		}
-		s = s[len(m[0]):]
+		tmpl := s[:n]
+		s = s[n:]
 		if syntaxOnly {
 			continue
 		}
-		switch {
-		case m[1] == "name":
+		switch what {
+		case "name":
 			b.WriteString(c.Name)
-		case m[2] != "":
-			v, ok := c.Labels[m[2]]
+		case "labels":
+			v, ok := c.Labels[key]
 			if !ok {
-				return "", fmt.Errorf("template %s: cluster %s has no label %q", m[0], c.Name, m[2])
+				return "", fmt.Errorf("template %s: cluster %s has no label %q", tmpl, c.Name, key)
 			}
 			b.WriteString(v)
 		default:
-			v, ok := c.Claims[m[3]]
+			v, ok := c.Claims[key]
 			if !ok {
-				return "", fmt.Errorf("template %s: cluster %s has no ClusterClaim %q", m[0], c.Name, m[3])
+				return "", fmt.Errorf("template %s: cluster %s has no ClusterClaim %q", tmpl, c.Name, key)
 			}
 			b.WriteString(v)
 		}

@@ -93,10 +93,6 @@ func distributeWorks(f Facts) distribution {
 	if f.Policy == nil {
 		return fail(ReasonPolicyNotFound, fmt.Errorf("DistributionPolicy %q not found in this namespace", f.PolicyName))
 	}
-	p, err := distribute.Compile(f.Policy.Spec)
-	if err != nil {
-		return fail(ReasonPolicyInvalid, fmt.Errorf("DistributionPolicy %q: %w", f.PolicyName, err))
-	}
 	in := distribute.Input{Template: f.Template, Previous: map[string]*workv1.ManifestWorkSpec{}}
 	for _, n := range names {
 		c, ok := f.Clusters[n]
@@ -108,14 +104,24 @@ func distributeWorks(f Facts) distribution {
 	for _, w := range f.Works {
 		in.Previous[w.Namespace] = &w.Spec
 	}
-	d.out = p.Render(in)
-	for _, n := range names {
-		w := d.out.Works[n]
-		if w.Err != nil {
-			d.failed[n] = w.Err
-			continue
+	key := renderKey(f, in)
+	if r, ok := f.Renders.get(f.Namespace+"/"+f.Name, key); ok {
+		d.out, d.hash, d.failed = r.out, r.hash, r.failed
+	} else {
+		p, err := distribute.Compile(f.Policy.Spec)
+		if err != nil {
+			return fail(ReasonPolicyInvalid, fmt.Errorf("DistributionPolicy %q: %w", f.PolicyName, err))
 		}
-		d.hash[n] = TemplateHash(w.Spec)
+		d.out = p.Render(in)
+		for _, n := range names {
+			w := d.out.Works[n]
+			if w.Err != nil {
+				d.failed[n] = w.Err
+				continue
+			}
+			d.hash[n] = TemplateHash(w.Spec)
+		}
+		f.Renders.put(f.Namespace+"/"+f.Name, key, rendered{out: d.out, hash: d.hash, failed: d.failed})
 	}
 	if f.Policy.Spec.Replicas != nil && f.Policy.Spec.Replicas.Type != "" && f.Policy.Spec.Replicas.Type != distv1alpha1.Duplicated {
 		for _, rf := range f.Refs {

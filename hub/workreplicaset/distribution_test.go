@@ -94,8 +94,8 @@ func TestPlanRendersWithThePolicy(t *testing.T) {
 	assert.Equal(t, []distv1alpha1.OverrideCount{{Rule: "eu-image", Clusters: 2}, {Rule: "us-image", Clusters: 1}}, p.PolicyStatus.Overrides)
 }
 
-// rendered is the work a previous reconcile wrote for cluster under f.
-func rendered(t *testing.T, f Facts, cluster string) *workv1.ManifestWork {
+// renderedWork is the work a previous reconcile wrote for cluster under f.
+func renderedWork(t *testing.T, f Facts, cluster string) *workv1.ManifestWork {
 	t.Helper()
 	for _, a := range plan(f).Apply {
 		if a.Cluster == cluster {
@@ -116,7 +116,7 @@ func rendered(t *testing.T, f Facts, cluster string) *workv1.ManifestWork {
 
 func TestPlanSteadyWithThePolicy(t *testing.T) {
 	f := policyFacts(regionPolicy())
-	works := []*workv1.ManifestWork{rendered(t, f, "eu-1"), rendered(t, f, "eu-2"), rendered(t, f, "us-1")}
+	works := []*workv1.ManifestWork{renderedWork(t, f, "eu-1"), renderedWork(t, f, "eu-2"), renderedWork(t, f, "us-1")}
 	p := plan(policyFacts(regionPolicy(), works...))
 	assert.Empty(t, p.Apply, "works at their own revisions are not rewritten")
 	assert.Equal(t, 3, p.Summary.Updated)
@@ -127,7 +127,7 @@ func TestPlanSteadyWithThePolicy(t *testing.T) {
 
 func TestPlanFailedRenderKeepsTheLastGoodWork(t *testing.T) {
 	good := policyFacts(regionPolicy())
-	works := []*workv1.ManifestWork{rendered(t, good, "eu-1"), rendered(t, good, "eu-2"), rendered(t, good, "us-1")}
+	works := []*workv1.ManifestWork{renderedWork(t, good, "eu-1"), renderedWork(t, good, "eu-2"), renderedWork(t, good, "us-1")}
 	bad := regionPolicy(distv1alpha1.OverrideRule{Name: "zone-label", Clusters: distv1alpha1.ClusterSelector{Names: []string{"us-1"}},
 		Labels: []distv1alpha1.MetadataOverride{{Key: "zone", Value: "{{ cluster.labels[zone] }}"}}})
 	p := plan(policyFacts(bad, works...))
@@ -182,4 +182,33 @@ func TestPlanWithoutPolicyKeepsTheTemplateRevision(t *testing.T) {
 	}
 	assert.Nil(t, meta.FindStatusCondition(p.status([]metav1.Condition{{Type: ConditionDistributionPolicyApplied}}).Conditions, ConditionDistributionPolicyApplied),
 		"the condition goes when the annotation does")
+}
+
+func TestPlanReusesARenderWhileItsInputsStay(t *testing.T) {
+	cache := NewRenderCache()
+	f := policyFacts(regionPolicy())
+	f.Namespace, f.Renders = ns, cache
+	first := plan(f)
+	require.Len(t, first.Apply, 3)
+	key := renderKey(f, distribute.Input{Clusters: []distribute.Cluster{f.Clusters["eu-1"], f.Clusters["eu-2"], f.Clusters["us-1"]}})
+	_, ok := cache.get(ns+"/app", key)
+	require.True(t, ok, "the render is remembered under its inputs' key")
+
+	// Same inputs: the same plan, from the cache.
+	again := plan(f)
+	assert.Equal(t, first.Apply, again.Apply)
+
+	// A label changes: a new render (us-1 moves to eu: 10 each).
+	f.Clusters["us-1"] = distribute.Cluster{Name: "us-1", Labels: map[string]string{"region": "eu"}}
+	changed := plan(f)
+	for _, a := range changed.Apply {
+		n, img := replicasAndImage(t, a.Spec)
+		assert.Equal(t, 10.0, n, a.Cluster)
+		assert.Equal(t, "registry.eu.example.com/nginx:1.27", img, a.Cluster)
+	}
+	// The policy changes (a new generation): a new render too.
+	f.Policy = regionPolicy(distv1alpha1.OverrideRule{Name: "extra", Labels: []distv1alpha1.MetadataOverride{{Key: "x", Value: "y"}}})
+	f.Policy.Generation = 2
+	c := meta.FindStatusCondition(plan(f).Conditions, ConditionDistributionPolicyApplied)
+	assert.Contains(t, c.Message, "extra on 3")
 }

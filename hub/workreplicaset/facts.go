@@ -34,8 +34,9 @@ type Facts struct {
 	// cluster namespaces (one per cluster).
 	Works []*workv1.ManifestWork
 
-	// Name is the replica set's name (its entry in the policy's status).
-	Name string
+	// Namespace and Name are the replica set's (Name is its entry in the
+	// policy's status).
+	Namespace, Name string
 	// Template is spec.manifestWorkTemplate.
 	Template workv1.ManifestWorkSpec
 	// PolicyName is the DistributionPolicy the replica set names
@@ -48,6 +49,10 @@ type Facts struct {
 	// Clusters are what a render knows of each decided, accepted cluster
 	// (read with its acceptance; only when a policy is named).
 	Clusters map[string]distribute.Cluster
+	// Renders, when set, remembers the last render of each replica set: a
+	// reconcile whose render inputs did not change (most of them: every work
+	// event brings one) reuses it. nil: render every time.
+	Renders *RenderCache
 }
 
 // RefFacts is what was read for one placementRef.

@@ -32,6 +32,9 @@ import (
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mwrs workv1alpha1.ManifestWorkReplicaSet
 	if err := r.Get(ctx, req.NamespacedName, &mwrs); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.renders.forget(req.String())
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	works, err := r.works(ctx, &mwrs)
@@ -67,7 +70,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // returned by Facts.errs.
 func (r *Reconciler) facts(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, works []*workv1.ManifestWork) Facts {
 	f := Facts{Generation: mwrs.Generation, Hash: TemplateHash(mwrs.Spec.ManifestWorkTemplate), Now: r.now(), Works: works,
-		Name: mwrs.Name, Template: mwrs.Spec.ManifestWorkTemplate, PolicyName: mwrs.Annotations[distv1alpha1.PolicyAnnotation]}
+		Namespace: mwrs.Namespace, Name: mwrs.Name, Template: mwrs.Spec.ManifestWorkTemplate,
+		PolicyName: mwrs.Annotations[distv1alpha1.PolicyAnnotation], Renders: r.renders}
 	if f.PolicyName != "" {
 		f.Clusters = map[string]distribute.Cluster{}
 		var p distv1alpha1.DistributionPolicy

@@ -39,6 +39,8 @@ type Reconciler struct {
 	now func() time.Time
 	// recorder reports status messages that were cut to fit.
 	recorder events.EventRecorder
+	// renders remembers each replica set's last render (nil: none).
+	renders *RenderCache
 }
 
 // Setup registers the controller with mgr.
@@ -49,7 +51,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now, recorder: mgr.GetEventRecorder("manifestworkreplicaset")}
+	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now, recorder: mgr.GetEventRecorder("manifestworkreplicaset"), renders: NewRenderCache()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestworkreplicaset").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).

@@ -43,7 +43,7 @@ func TestAdmissionDistributionPolicy(t *testing.T) {
 		{"patch op merge", distributionPolicies, rule("jsonPatch: [{op: merge, path: /spec}]"), "spec.overrides[0].jsonPatch[0].op"},
 		{"patch path not a pointer", distributionPolicies, rule("jsonPatch: [{op: remove, path: spec.replicas}]"), "spec.overrides[0].jsonPatch[0].path"},
 		{"patch path bad escape", distributionPolicies, rule("jsonPatch: [{op: remove, path: /a~2b}]"), "spec.overrides[0].jsonPatch[0].path"},
-		
+
 		{"patch move without from", distributionPolicies, rule("jsonPatch: [{op: move, path: /spec/x}]"), "move and copy need from"},
 		{"division Spread", distributionPolicies, distributionpolicy + "spec: {replicas: {type: Spread}}", "spec.replicas.type"},
 		{"Weighted without weights", distributionPolicies, distributionpolicy + "spec: {replicas: {type: Weighted}}", "Weighted needs weights"},

@@ -169,7 +169,7 @@ const (
 // spec.template.spec.{containers,initContainers}, at any depth of a pod
 // template the manifest carries).
 //
-// +kubebuilder:validation:XValidation:rule="(has(self.operation) && self.operation == 'remove') || (has(self.value) && self.value != '')",message="value is required unless operation is remove"
+// +kubebuilder:validation:XValidation:rule="(has(self.operation) && self.operation == 'remove') || (has(self.value) && size(self.value) > 0)",message="value is required unless operation is remove"
 // +kubebuilder:validation:XValidation:rule="!(self.component == 'Repository' && has(self.operation) && self.operation == 'remove')",message="an image's repository cannot be removed"
 // +kubebuilder:validation:XValidation:rule="!has(self.value) || self.value.contains('{{') || (self.component == 'Registry' ? self.value.matches('^[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]+)?$') : self.component == 'Repository' ? self.value.matches('^[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$') : self.component == 'Tag' ? self.value.matches('^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$') : self.value.matches('^[a-z0-9]+([+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$'))",message="value is not a valid image component: a registry is host[:port], a repository lower-case path, a tag up to 128 of [A-Za-z0-9_.-], a digest algorithm:hex"
 type ImageOverride struct {
@@ -236,7 +236,7 @@ type ArgsOverride struct {
 
 // JSONPatchOperation is one RFC 6902 operation.
 //
-// +kubebuilder:validation:XValidation:rule="!(self.op in ['move', 'copy']) || (has(self.from) && self.from != '')",message="move and copy need from"
+// +kubebuilder:validation:XValidation:rule="!(self.op in ['move', 'copy']) || (has(self.from) && size(self.from) > 0)",message="move and copy need from"
 type JSONPatchOperation struct {
 	// Op is the RFC 6902 operation.
 	// +kubebuilder:validation:Enum=add;remove;replace;move;copy;test

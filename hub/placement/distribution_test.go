@@ -158,6 +158,15 @@ func TestManifestWorkReplicaSetDistributionPolicy(t *testing.T) {
 	require.NoError(t, hub.Get(s.ctx, client.ObjectKey{Namespace: "dist-us-1", Name: "web"}, &after))
 	assert.Equal(t, before.Spec, after.Spec, "us-1 keeps its last good work")
 	assert.Equal(t, before.ResourceVersion, after.ResourceVersion, "and it was not written at all")
+
+	// Deleted: the works go, and so does the replica set's entry in the policy's status.
+	require.NoError(t, hub.Delete(s.ctx, mwrs))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, s.workClusters("web"))
+		var p distv1alpha1.DistributionPolicy
+		assert.NoError(c, hub.Get(s.ctx, client.ObjectKeyFromObject(policy), &p))
+		assert.Empty(c, p.Status.ReplicaSets)
+	}, timeout, tick)
 }
 
 // The hub's webhook refuses what the CRD schema cannot judge

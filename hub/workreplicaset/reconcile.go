@@ -227,6 +227,9 @@ func (r *Reconciler) finalize(ctx context.Context, m *workv1alpha1.ManifestWorkR
 	if len(works) > 0 && m.Spec.CascadeDeletionPolicy != workv1alpha1.Background {
 		return ctrl.Result{}, nil // the works' deletion events bring us back
 	}
+	if err := r.forgetInPolicy(ctx, m); err != nil {
+		return ctrl.Result{}, err
+	}
 	controllerutil.RemoveFinalizer(m, workv1alpha1.ManifestWorkReplicaSetFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, m))
 }
@@ -288,6 +291,37 @@ func (r *Reconciler) writePolicyStatus(ctx context.Context, mwrs *workv1alpha1.M
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("write DistributionPolicy %s status for %s: %w", key, mwrs.Name, err)
+	}
+	return nil
+}
+
+// forgetInPolicy removes the replica set's entry from the status of the
+// DistributionPolicy it names (a policy that is gone has nothing to forget).
+func (r *Reconciler) forgetInPolicy(ctx context.Context, m *workv1alpha1.ManifestWorkReplicaSet) error {
+	name := m.Annotations[distv1alpha1.PolicyAnnotation]
+	if name == "" {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: m.Namespace, Name: name}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p distv1alpha1.DistributionPolicy
+		if err := r.Get(ctx, key, &p); err != nil {
+			return err
+		}
+		kept := p.Status.ReplicaSets[:0:0]
+		for _, e := range p.Status.ReplicaSets {
+			if e.Name != m.Name {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == len(p.Status.ReplicaSets) {
+			return nil
+		}
+		p.Status.ReplicaSets = kept
+		return r.Status().Update(ctx, &p)
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove %s from DistributionPolicy %s status: %w", m.Name, key, err)
 	}
 	return nil
 }

@@ -9,7 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
@@ -211,4 +213,20 @@ func TestPlanReusesARenderWhileItsInputsStay(t *testing.T) {
 	f.Policy.Generation = 2
 	c := meta.FindStatusCondition(plan(f).Conditions, ConditionDistributionPolicyApplied)
 	assert.Contains(t, c.Message, "extra on 3")
+}
+
+// A new division rewrites the clusters whose share changed, paced by the
+// ref's rollout strategy like a template change.
+func TestPlanRolloutPacesADivisionChange(t *testing.T) {
+	good := policyFacts(regionPolicy())
+	works := []*workv1.ManifestWork{renderedWork(t, good, "eu-1"), renderedWork(t, good, "eu-2"), renderedWork(t, good, "us-1")}
+	changed := regionPolicy()
+	changed.Spec.Replicas.Weights[1].Weight = 2 // us now weighs as much as eu: 10 each
+	f := policyFacts(changed, works...)
+	f.Refs[0].Ref.RolloutStrategy = clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive,
+		Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromInt32(1)}}
+	p := plan(f)
+	require.Len(t, p.Apply, 1, "one cluster at a time")
+	n, _ := replicasAndImage(t, p.Apply[0].Spec)
+	assert.Equal(t, 10.0, n)
 }

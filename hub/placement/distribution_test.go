@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -201,4 +202,38 @@ func TestDistributionPolicyWebhook(t *testing.T) {
 		})
 	}
 	require.NoError(t, create("good", distv1alpha1.OverrideRule{Labels: []distv1alpha1.MetadataOverride{{Key: "region", Value: "{{ cluster.labels[region] }}"}}}))
+}
+
+// Capacity division on a real hub: shares follow what fits in each
+// ManagedCluster's status.allocatable given the pod's requests.
+func TestManifestWorkReplicaSetCapacityDivision(t *testing.T) {
+	s := newScope(t, "cap")
+	alloc := map[string][2]string{"cap-large": {"16", "64Gi"}, "cap-small": {"2", "16Gi"}}
+	for name, cpuMem := range alloc {
+		require.NoError(t, hub.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}))
+		s.cluster(name, nil)
+		cpuMem := cpuMem
+		s.patchCluster(name, func(c *clusterv1.ManagedCluster) {
+			c.Status.Allocatable = clusterv1.ResourceList{
+				clusterv1.ResourceCPU: resource.MustParse(cpuMem[0]), clusterv1.ResourceMemory: resource.MustParse(cpuMem[1])}
+		}, true)
+	}
+	s.placement(st.Placement("all", "").Obj())
+	s.eventuallyDecided("all", "cap-large", "cap-small")
+	require.NoError(t, hub.Create(s.ctx, &distv1alpha1.DistributionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "fit", Namespace: s.ns},
+		Spec: distv1alpha1.DistributionPolicySpec{Replicas: &distv1alpha1.ReplicaDivision{Type: distv1alpha1.Capacity}}}))
+	// 500m per pod: 32 fit in large, 4 in small; 18 replicas -> 16 and 2.
+	deployment := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"default"},
+"spec":{"replicas":18,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},
+"spec":{"containers":[{"name":"web","image":"nginx:1.27","resources":{"requests":{"cpu":"500m"}}}]}}}}`
+	require.NoError(t, hub.Create(s.ctx, &workv1alpha1.ManifestWorkReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: s.ns, Annotations: map[string]string{distv1alpha1.PolicyAnnotation: "fit"}},
+		Spec: workv1alpha1.ManifestWorkReplicaSetSpec{
+			ManifestWorkTemplate: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: []byte(deployment)}}}}},
+			PlacementRefs:        []workv1alpha1.LocalPlacementReference{{Name: "all"}},
+		},
+	}))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, map[string]string{"cap-large": "nginx:1.27 x16", "cap-small": "nginx:1.27 x2"}, s.shares("web"))
+	}, timeout, tick)
 }

@@ -301,7 +301,7 @@ func startControlPlanes(ctx context.Context, opts *Options, bins controlplane.Bi
 // crdSets are the CRD sets a control plane serves.
 func crdSets(name string) []string {
 	if name == hubName {
-		return []string{manifests.HubCRDs, manifests.PolicyCRDs}
+		return []string{manifests.HubCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs}
 	}
 	sets := []string{manifests.KlusterletCRDs}
 	if _, err := manifests.CRDs(manifests.PolicyCRDs); err == nil {

@@ -155,9 +155,9 @@ func boundedBySchema(f narrowField, s *apiextensionsv1.JSONSchemaProps) bool {
 func TestEveryNarrowFieldIsBounded(t *testing.T) {
 	s := scheme.New()
 	require.NoError(t, policyv1.AddToScheme(s))
-	crds, err := manifests.CRDs(manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs)
+	crds, err := manifests.CRDs(manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs)
 	require.NoError(t, err)
-	a, err := manifests.AdmissionPolicies(manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs)
+	a, err := manifests.AdmissionPolicies(manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs)
 	require.NoError(t, err)
 	policies := map[string]*admissionregistrationv1.ValidatingAdmissionPolicy{}
 	for _, p := range a.Policies {

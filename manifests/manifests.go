@@ -34,6 +34,8 @@ const (
 	KlusterletCRDs = "klusterlet"
 	// PolicyCRDs are Flotilla's governance CRDs (policy.open-cluster-management.io).
 	PolicyCRDs = "policy"
+	// FlotillaCRDs are Flotilla's own CRDs (flotilla.dev): DistributionPolicy.
+	FlotillaCRDs = "flotilla"
 )
 
 // CRDs decodes every CRD of the named sets, in file-name order. A set whose

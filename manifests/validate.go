@@ -54,7 +54,7 @@ func Validate(obj *unstructured.Unstructured) error {
 }
 
 func buildValidators() (map[schema.GroupVersionKind]validation.SchemaValidator, error) {
-	crds, err := CRDs(HubCRDs, KlusterletCRDs, PolicyCRDs)
+	crds, err := CRDs(HubCRDs, KlusterletCRDs, PolicyCRDs, FlotillaCRDs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,8 @@
 // Package governance delivers the spoke side of governance as the two addons
 // OCM names: governance-policy-framework (spec sync, template sync and status
 // sync between the cluster's replica policies on the hub and the managed
-// cluster) and config-policy-controller (the ConfigurationPolicy engine on
-// the managed cluster). It holds the addons' registration only: their names,
+// cluster) and config-policy-controller (the ConfigurationPolicy,
+// OperatorPolicy and CertificatePolicy engines on the managed cluster). It holds the addons' registration only: their names,
 // manifests, hub rights and health. Their agents live beside the engine, in
 // package policy/agent.
 //
@@ -92,7 +92,7 @@ func (Framework) Options() framework.Options {
 func (ConfigPolicy) Options() framework.Options {
 	return framework.Options{
 		DisplayName:  "Config Policy Addon",
-		Description:  "Evaluates and enforces ConfigurationPolicies on the managed cluster",
+		Description:  "Evaluates and enforces ConfigurationPolicies and OperatorPolicies, and checks CertificatePolicies, on the managed cluster",
 		Registration: &framework.Registration{},
 		Health:       framework.Health{Mode: framework.HealthLease},
 	}
@@ -118,7 +118,7 @@ func (a Framework) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *a
 		{APIGroups: []string{gatekeeper.TemplateGroup, gatekeeper.ConstraintGroup}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	}
-	return agentManifests(FrameworkName, a.Image, cluster, mca, cfg, "policies", rules, "")
+	return agentManifests(FrameworkName, a.Image, cluster, mca, cfg, []string{"policies"}, rules, "")
 }
 
 // Manifests implements framework.Addon: the ConfigurationPolicy CRD, the
@@ -131,10 +131,14 @@ func (a ConfigPolicy) Manifests(cluster *clusterv1.ManagedCluster, mca *addonv1a
 // ManifestsWithConfig implements framework.Configurable: cfg's registries and
 // node placement shape the agent's Deployment.
 func (a ConfigPolicy) ManifestsWithConfig(cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec) ([]runtime.Object, error) {
-	return agentManifests(ConfigPolicyName, a.Image, cluster, mca, cfg, "configurationpolicies", nil, "cluster-admin")
+	return agentManifests(ConfigPolicyName, a.Image, cluster, mca, cfg, ConfigPolicyCRDs, nil, "cluster-admin")
 }
 
-func agentManifests(addon, img string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec, crdPlural string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
+// ConfigPolicyCRDs are the kinds the config-policy-controller agent's
+// engines evaluate, whose CRDs its manifests carry (by plural).
+var ConfigPolicyCRDs = []string{"configurationpolicies", "certificatepolicies", "operatorpolicies"}
+
+func agentManifests(addon, img string, cluster *clusterv1.ManagedCluster, mca *addonv1alpha1.ManagedClusterAddOn, cfg *addonv1alpha1.AddOnDeploymentConfigSpec, crdPlurals []string, rules []rbacv1.PolicyRule, clusterRole string) ([]runtime.Object, error) {
 	ns := mca.Status.Namespace
 	if ns == "" {
 		ns = ocm.DefaultAddonInstallNamespace
@@ -150,10 +154,12 @@ func agentManifests(addon, img string, cluster *clusterv1.ManagedCluster, mca *a
 		Args: []string{"addon-agent", addon, "--cluster-name", cluster.Name, "--namespace", ns}}
 	name := agent.Name()
 	var objs []runtime.Object
-	for _, crd := range crds {
-		if crd.Name == crdPlural+"."+policyv1.GroupName {
-			crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
-			objs = append(objs, crd)
+	for _, plural := range crdPlurals {
+		for _, crd := range crds {
+			if crd.Name == plural+"."+policyv1.GroupName {
+				crd.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
+				objs = append(objs, crd)
+			}
 		}
 	}
 	sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: ns}

@@ -16,7 +16,7 @@ func newCreatePolicyCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "policy NAME -f configpolicy.yaml",
-		Short: "Create a Policy wrapping ConfigurationPolicies, and bind it to a Placement",
+		Short: "Create a Policy wrapping ConfigurationPolicies, CertificatePolicies or OperatorPolicies, and bind it to a Placement",
 		Example: `  flotilla create policy policy-namespace -f namespace.yaml -n policies \
       --standards "NIST SP 800-53" --categories "CM Configuration Management" \
       --controls "CM-2 Baseline Configuration" --placement all-clusters
@@ -43,7 +43,7 @@ func newCreatePolicyCommand() *cobra.Command {
 	f := cmd.Flags()
 	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "namespace of the policy (and its binding)")
-	f.StringVarP(&opts.File, "filename", "f", "", "file of ConfigurationPolicy documents, or - for stdin (required)")
+	f.StringVarP(&opts.File, "filename", "f", "", "file of ConfigurationPolicy, CertificatePolicy or OperatorPolicy documents, or - for stdin (required)")
 	f.StringSliceVar(&opts.Standards, "standards", nil, "standards the policy implements (annotation policy.open-cluster-management.io/standards)")
 	f.StringSliceVar(&opts.Categories, "categories", nil, "categories (annotation policy.open-cluster-management.io/categories)")
 	f.StringSliceVar(&opts.Controls, "controls", nil, "controls (annotation policy.open-cluster-management.io/controls)")

@@ -21,6 +21,7 @@ func newCreateWorkCommand() *cobra.Command {
 		Example: `  flotilla create work web -f web.yaml --clusters cluster1,cluster2
   flotilla create work web -f manifests/ --placement apps/web
   flotilla create work web -f web.yaml --placement apps/web --replicaset
+  flotilla create work web -f web.yaml --placement apps/web --replicaset --distribution-policy regions
   flotilla create work web -f web-v2.yaml --clusters cluster1 --overwrite
   flotilla create work web -f web.yaml --clusters cluster1 --executor app/deployer
   flotilla create work web -f web.yaml --clusters cluster1 --ignore-field .spec.replicas --well-known-conditions
@@ -51,6 +52,7 @@ func newCreateWorkCommand() *cobra.Command {
 	f.StringVarP(&opts.Namespace, "namespace", "n", "", "a cluster namespace to create the work in; with --replicaset, the ManifestWorkReplicaSet's namespace (the placement's)")
 	f.StringVar(&opts.Placement, "placement", "", "namespace/name of a placement: create the work in every cluster it selected")
 	f.BoolVar(&opts.ReplicaSet, "replicaset", false, "create a ManifestWorkReplicaSet that follows --placement instead of works")
+	f.StringVar(&opts.DistributionPolicy, "distribution-policy", "", "with --replicaset: a DistributionPolicy (flotilla.dev) in the placement's namespace that renders each cluster's work (overrides, replica division)")
 	f.BoolVar(&opts.Overwrite, "overwrite", false, "replace the work where it already exists")
 	f.StringVar(&opts.Executor, "executor", "", "NAMESPACE/NAME of a ServiceAccount on the managed cluster to apply the work as (spec.executor; you need RBAC execute-as for it)")
 	f.StringVar(&opts.UpdateStrategy, "update-strategy", "", "update strategy of every manifest: Update (default), CreateOnly, ServerSideApply or ReadOnly")

@@ -19,6 +19,8 @@ func newGetWorksCommand() *cobra.Command {
 		output           string
 		clusters         []string
 		cluster          string
+		replicaSets      bool
+		namespace        string
 	)
 	cmd := &cobra.Command{
 		Use:     "works [NAME --cluster c]",
@@ -26,7 +28,9 @@ func newGetWorksCommand() *cobra.Command {
 		Short:   "List ManifestWorks with their status, or show one work's manifests",
 		Example: `  flotilla get works
   flotilla get works --clusters cluster1,cluster2 -o yaml
-  flotilla get work web --cluster cluster1`,
+  flotilla get work web --cluster cluster1
+  flotilla get works --replicaset -n apps
+  flotilla get works --replicaset -o yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := printer.Validate(output); err != nil {
@@ -35,6 +39,19 @@ func newGetWorksCommand() *cobra.Command {
 			c, err := hubClient(kubeconfig, kctx, cmd.ErrOrStderr())
 			if err != nil {
 				return err
+			}
+			if replicaSets {
+				if len(args) == 1 || cluster != "" || len(clusters) > 0 {
+					return errors.New("--replicaset lists ManifestWorkReplicaSets: give at most -n NAMESPACE")
+				}
+				sets, err := ops.ListReplicaSets(cmd.Context(), c, namespace)
+				if err != nil {
+					return err
+				}
+				return ops.PrintReplicaSets(cmd.OutOrStdout(), output, sets)
+			}
+			if namespace != "" {
+				return errors.New("-n selects the namespace of --replicaset; a work's namespace is its cluster: use --clusters")
 			}
 			if len(args) == 1 {
 				if cluster == "" && len(clusters) == 1 {
@@ -63,6 +80,8 @@ func newGetWorksCommand() *cobra.Command {
 	addHubKubeconfigFlags(f, &kubeconfig, &kctx)
 	f.StringSliceVar(&clusters, "clusters", nil, "only these clusters' works (comma-separated or repeated; default: all)")
 	f.StringVar(&cluster, "cluster", "", "the cluster of the work NAME")
+	f.BoolVar(&replicaSets, "replicaset", false, "list ManifestWorkReplicaSets instead: their works, DistributionPolicy, and the divided workloads' ready/available/desired replicas summed over the clusters")
+	f.StringVarP(&namespace, "namespace", "n", "", "with --replicaset: only this namespace (default: all)")
 	printer.AddFlag(cmd, &output)
 	return cmd
 }

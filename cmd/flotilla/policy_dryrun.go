@@ -13,12 +13,16 @@ func newPolicyDryrunCommand() *cobra.Command {
 	var output, kubeconfig string
 	cmd := &cobra.Command{
 		Use:   "dryrun -f POLICY.yaml [--from DIR|FILE]... | [--kubeconfig K]",
-		Short: "Evaluate ConfigurationPolicies and Gatekeeper constraints against objects in YAML files, with no cluster",
+		Short: "Evaluate ConfigurationPolicies, CertificatePolicies and Gatekeeper constraints against objects in YAML files, with no cluster",
 		Long: `Evaluates the ConfigurationPolicies in POLICY.yaml (also those wrapped in an OCM
 Policy's spec.policy-templates) against the objects read from --from files and
 folders (or from the live cluster of --kubeconfig, changing nothing), as the
 engine would on a cluster. Prints each template's compliance and
 message, the related objects, and what enforce would create, update or delete.
+
+CertificatePolicies in POLICY.yaml (plain, or in a Policy's policy-templates)
+check the TLS certificates of the Secrets among the objects, as the
+certificate engine would on a cluster at this moment.
 
 Gatekeeper ConstraintTemplates and constraints in POLICY.yaml (plain, or in a
 Policy's policy-templates) are audited against the --from objects by

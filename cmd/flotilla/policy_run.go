@@ -14,14 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"flotilla.dev/flotilla/manifests"
+	"flotilla.dev/flotilla/policy/certpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
+	"flotilla.dev/flotilla/policy/operatorpolicy"
 )
 
 // policyRunOptions are the flags of `flotilla policy run`.
@@ -40,15 +43,20 @@ func newPolicyRunCommand() *cobra.Command {
 	o := policyRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --kubeconfig K",
-		Short: "Run the ConfigurationPolicy engine against a cluster until interrupted",
+		Short: "Run the ConfigurationPolicy, CertificatePolicy and OperatorPolicy engines against a cluster until interrupted",
 		Long: `Runs the ConfigurationPolicy engine standalone against the cluster of
 --kubeconfig: it evaluates every ConfigurationPolicy (or those of --namespace)
 whenever a watched object or the policy changes, enforces the enforce ones and
 writes their status, history and compliance events. Metrics are served on
---metrics-addr at /metrics.
+--metrics-addr at /metrics. Beside it, the CertificatePolicy engine checks the
+TLS certificates in the Secrets each CertificatePolicy selects, whenever a
+Secret, a namespace or the policy changes and when a certificate comes within
+its minimum duration; and the OperatorPolicy engine installs and governs
+operators through OLM (NonCompliant where OLM is not installed).
 
 The identity of the kubeconfig needs to list and watch every kind the policies
-name, and to create, update and delete them for enforce.`,
+name, and to create, update and delete them for enforce; and to list and watch
+Secrets and Namespaces for CertificatePolicies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkClientLimits(o.qps, o.burst); err != nil {
@@ -117,12 +125,28 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 			fmt.Fprintf(out, "==> not auditing Gatekeeper constraints: %v\n", err)
 		}
 	}
-	fmt.Fprintf(out, "==> running ConfigurationPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
-	return configpolicy.Run(ctx, configpolicy.Options{
-		Config: cfg, Namespace: o.namespace, Workers: o.workers, QPS: o.qps, Burst: o.burst,
-		Metrics: configpolicy.NewMetrics(reg),
-		Log:     log,
+	fmt.Fprintf(out, "==> running ConfigurationPolicies, CertificatePolicies and OperatorPolicies of %s against %s (Ctrl-C stops)\n", where, cfg.Host)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return configpolicy.Run(ctx, configpolicy.Options{
+			Config: cfg, Namespace: o.namespace, Workers: o.workers, QPS: o.qps, Burst: o.burst,
+			Metrics: configpolicy.NewMetrics(reg),
+			Log:     log,
+		})
 	})
+	g.Go(func() error {
+		if err := certpolicy.Run(ctx, certpolicy.Options{Config: cfg, Namespace: o.namespace, Log: log.WithName("certpolicy")}); err != nil {
+			return fmt.Errorf("CertificatePolicy engine: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := operatorpolicy.Run(ctx, operatorpolicy.Options{Config: cfg, Namespace: o.namespace, Log: log.WithName("operatorpolicy")}); err != nil {
+			return fmt.Errorf("OperatorPolicy engine: %w", err)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // checkClientLimits refuses --kube-api-qps and --kube-api-burst values a

@@ -6,6 +6,9 @@
 # cluster, the engine evaluates it there, and the compliance comes back to the
 # hub: NonCompliant on cluster2 (cluster1 already has the namespace), then,
 # enforced, Compliant on both. Read on the hub with get/describe policy.
+# Then a CertificatePolicy (cluster1's certificate expires within its minimum:
+# NonCompliant there, Compliant on cluster2) and an OperatorPolicy (no OLM on the
+# dev clusters: NonCompliant, saying so), delivered by the same two addons.
 set -euo pipefail
 HUB="$DATA_DIR/hub.kubeconfig"
 TIMEOUT=${GOVERNANCE_DEMO_TIMEOUT:-180}
@@ -102,3 +105,78 @@ wait_for "$POLICY Compliant on both clusters" root_compliant
 echo "==> cluster2 now has the namespace, created by the config-policy-controller agent:"
 spoke cluster2 get namespace demo-governance --show-labels
 echo "==> $POLICY: NonCompliant on cluster2, enforced, Compliant on both, read on the hub"
+
+echo
+echo "==> Certificates and operators: a CertificatePolicy and policy-collection's OperatorPolicy shape, delivered by the same addons"
+if ! command -v openssl >/dev/null; then
+	echo "==> skipping the certificate step: it needs openssl to make the demo certificates"
+	exit 0
+fi
+CERT_POLICY=policy-certificates
+OP_POLICY=policy-operator
+# cluster1's certificate expires in 5 days, cluster2's in a year.
+for c in cluster1 cluster2; do
+	days=365
+	[ "$c" = cluster1 ] && days=5
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days "$days" -subj "/CN=web.demo" \
+		-addext "subjectAltName=DNS:web.demo.example.com" -keyout "$work/$c.key" -out "$work/$c.crt" 2>/dev/null
+	spoke "$c" create namespace demo-certs --dry-run=client -o yaml | spoke "$c" apply -f - >/dev/null
+	spoke "$c" -n demo-certs create secret tls web-tls --cert "$work/$c.crt" --key "$work/$c.key" --dry-run=client -o yaml | spoke "$c" apply -f - >/dev/null
+done
+cat >"$work/certs.yaml" <<'YAML'
+apiVersion: policy.open-cluster-management.io/v1
+kind: CertificatePolicy
+metadata:
+  name: web-certificates
+spec:
+  namespaceSelector:
+    include: ["demo-certs"]
+  remediationAction: inform
+  severity: low
+  minimumDuration: 720h
+YAML
+cat >"$work/operator.yaml" <<'YAML'
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: OperatorPolicy
+metadata:
+  name: compliance-operator
+spec:
+  remediationAction: inform
+  severity: high
+  complianceType: musthave
+  upgradeApproval: Automatic
+  operatorGroup:
+    name: compliance-operator
+    namespace: openshift-compliance
+    targetNamespaces: [openshift-compliance]
+  subscription:
+    name: compliance-operator
+    namespace: openshift-compliance
+    source: redhat-operators
+    sourceNamespace: openshift-marketplace
+YAML
+policy_state() { # policy_state <policy> <cluster> <state>
+	grep -Eq "^$NS +$1 +$2 +$3\$" <<<"$("$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB")"
+}
+if ! kubectl --kubeconfig "$HUB" -n "$NS" get policies.policy.open-cluster-management.io "$CERT_POLICY" >/dev/null 2>&1; then
+	echo "==> flotilla create policy $CERT_POLICY -f certs.yaml (NIST SC-8) --placement all"
+	"$FLOTILLA" create policy "$CERT_POLICY" -n "$NS" -f "$work/certs.yaml" --remediation-action inform \
+		--standards "NIST SP 800-53" --categories "SC System and Communications Protection" \
+		--controls "SC-8 Transmission Confidentiality and Integrity" --placement all --kubeconfig "$HUB"
+fi
+if ! kubectl --kubeconfig "$HUB" -n "$NS" get policies.policy.open-cluster-management.io "$OP_POLICY" >/dev/null 2>&1; then
+	echo "==> flotilla create policy $OP_POLICY -f operator.yaml (NIST CA-2) --placement all"
+	"$FLOTILLA" create policy "$OP_POLICY" -n "$NS" -f "$work/operator.yaml" --remediation-action inform \
+		--standards "NIST SP 800-53" --categories "CA Security Assessment and Authorization" \
+		--controls "CA-2 Security Assessments" --placement all --kubeconfig "$HUB"
+fi
+echo "==> Waiting: cluster1's certificate expires within 720h (NonCompliant), cluster2's does not (Compliant)"
+wait_for "$CERT_POLICY NonCompliant on cluster1" policy_state "$CERT_POLICY" cluster1 NonCompliant
+wait_for "$CERT_POLICY Compliant on cluster2" policy_state "$CERT_POLICY" cluster2 Compliant
+echo "==> The dev clusters run no OLM: the OperatorPolicy says so (NonCompliant, never a silent Compliant)"
+wait_for "$OP_POLICY NonCompliant on cluster1" policy_state "$OP_POLICY" cluster1 NonCompliant
+"$FLOTILLA" get policies -n "$NS" --clusters --kubeconfig "$HUB"
+"$FLOTILLA" describe policy "$CERT_POLICY" -n "$NS" --kubeconfig "$HUB"
+"$FLOTILLA" describe policy "$OP_POLICY" -n "$NS" --kubeconfig "$HUB"
+echo "==> On cluster1, the CertificatePolicy lists the certificate with its reason and expiry:"
+spoke cluster1 -n cluster1 get certificatepolicies.policy.open-cluster-management.io web-certificates -o jsonpath='{.status.compliancyDetails.demo-certs.message}'

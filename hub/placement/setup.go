@@ -47,6 +47,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("cluster sets: %w", err)
 	}
 	mgr.GetWebhookServer().Register(admission.WebhookPath, &webhook.Admission{Handler: &admission.Validator{}})
+	// Served whether or not the replica set controller runs: the webhook is registered either way.
+	mgr.GetWebhookServer().Register(workreplicaset.PolicyWebhookPath, &webhook.Admission{Handler: workreplicaset.PolicyValidator{}})
 	if err := controller.Setup(mgr, controller.Options{Workers: opts.Workers}); err != nil {
 		return fmt.Errorf("placement controller: %w", err)
 	}
@@ -62,5 +64,5 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 // holds only the path (for example "/validate-managedclustersetbinding"); the hub
 // prefixes its own base URL and sets CABundle when it registers them.
 func Webhooks() []admissionregistrationv1.ValidatingWebhook {
-	return []admissionregistrationv1.ValidatingWebhook{bindings.Webhook(), admission.Webhook()}
+	return []admissionregistrationv1.ValidatingWebhook{bindings.Webhook(), admission.Webhook(), workreplicaset.PolicyWebhook()}
 }

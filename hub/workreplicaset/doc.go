@@ -27,6 +27,18 @@
 // work.open-cluster-management.io/manifest-work-cleanup: deletion removes the works
 // first (Foreground, the default, waits until they are gone; Background does not).
 //
+// A replica set may name a DistributionPolicy (flotilla.dev/v1alpha1, in its
+// namespace) with the annotation flotilla.dev/distribution-policy: each
+// cluster's work is then rendered with the policy's overrides and replica
+// division (package distribute), carries the hash of its own rendered spec as
+// its revision, and a cluster whose render fails gets nothing written (it
+// keeps its last good work). Flotilla's condition DistributionPolicyApplied
+// (Rendered, RenderFailed, PolicyNotFound, PolicyInvalid) says how it went;
+// the replica set's entry in the policy's status counts the overrides per
+// cluster and sums the divided workloads' replicas from the works' status
+// feedback. The policy's admission webhook (PolicyValidator,
+// /validate-distributionpolicy) is served from here too.
+//
 // Enabled by default (upstream OCM keeps it behind a feature gate).
 //
 // # Design: facts, a pure plan, then the writes
@@ -36,9 +48,11 @@
 //
 //  1. facts: read everything a decision needs into Facts (facts.go): for each
 //     placementRef the placementread.Read answer or its error, and whether the
-//     hub accepted each decided cluster; the works by cluster; the template
-//     hash; the clock;
-//  2. plan: a pure function from Facts to a Plan (plan.go): the works to
+//     hub accepted each decided cluster (with its labels, claims and
+//     allocatable resources when a policy is named); the works by cluster; the
+//     template and its hash; the named DistributionPolicy; the clock;
+//  2. plan: a pure function from Facts to a Plan (plan.go): each cluster's
+//     render (distribution.go, with package distribute), the works to
 //     create or update (Apply), to delete and to keep, each ref's outcome, the
 //     status (summaries and conditions) and when to look again. Every rule
 //     above is decided here and nowhere else, and TestPlan tables them;

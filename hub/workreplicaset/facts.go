@@ -12,6 +12,8 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
+	"flotilla.dev/flotilla/hub/workreplicaset/distribute"
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 	"flotilla.dev/flotilla/internal/placementread"
 )
@@ -31,6 +33,26 @@ type Facts struct {
 	// Works are the ManifestWorks generated for the replica set, in all
 	// cluster namespaces (one per cluster).
 	Works []*workv1.ManifestWork
+
+	// Namespace and Name are the replica set's (Name is its entry in the
+	// policy's status).
+	Namespace, Name string
+	// Template is spec.manifestWorkTemplate.
+	Template workv1.ManifestWorkSpec
+	// PolicyName is the DistributionPolicy the replica set names
+	// (distv1alpha1.PolicyAnnotation); empty: none, the template is written as is.
+	PolicyName string
+	// Policy is that policy as read (nil when it does not exist), and
+	// PolicyErr why it could not be read.
+	Policy    *distv1alpha1.DistributionPolicy
+	PolicyErr error
+	// Clusters are what a render knows of each decided, accepted cluster
+	// (read with its acceptance; only when a policy is named).
+	Clusters map[string]distribute.Cluster
+	// Renders, when set, remembers the last render of each replica set: a
+	// reconcile whose render inputs did not change (most of them: every work
+	// event brings one) reuses it. nil: render every time.
+	Renders *RenderCache
 }
 
 // RefFacts is what was read for one placementRef.

@@ -9,6 +9,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 	"flotilla.dev/flotilla/hub/workreplicaset/rollout"
 	"flotilla.dev/flotilla/internal/placementread"
 )
@@ -36,6 +37,12 @@ type Plan struct {
 	Conditions        []metav1.Condition
 	// RequeueAfter > 0: look again then (the soonest any ref asks for).
 	RequeueAfter time.Duration
+	// PolicyStatus is the replica set's entry in its DistributionPolicy's
+	// status; nil when it names none, or the policy cannot be read.
+	PolicyStatus *distv1alpha1.ReplicaSetStatus
+	// named: the replica set names a DistributionPolicy (it owns
+	// ConditionDistributionPolicyApplied; otherwise the condition is removed).
+	named bool
 }
 
 // Apply is one cluster's work to create (Existing nil) or update: with the
@@ -48,8 +55,12 @@ type Apply struct {
 	Placement string
 	// Existing is the cluster's work as read; nil when it has none.
 	Existing *workv1.ManifestWork
-	// Hash is the template revision the work gets (TemplateHashAnnotation).
+	// Hash is the revision the work gets (TemplateHashAnnotation): the
+	// TemplateHash of its spec.
 	Hash string
+	// Spec is the cluster's rendered spec under the replica set's
+	// DistributionPolicy; nil: the template as is.
+	Spec *workv1.ManifestWorkSpec
 	// Started is when it gets it (RolloutStartedAnnotation).
 	Started time.Time
 }
@@ -75,6 +86,9 @@ const (
 // decides, holds or keeps is deleted.
 func plan(f Facts) Plan {
 	p := Plan{PlacementsSummary: []workv1alpha1.PlacementSummary{}}
+	dist := distributeWorks(f)
+	p.named = dist.named
+	hashOf := func(cluster string) string { return dist.hashOf(cluster, f.Hash) }
 	byCluster := map[string]*workv1.ManifestWork{}
 	for _, w := range f.Works {
 		byCluster[w.Namespace] = w
@@ -83,7 +97,7 @@ func plan(f Facts) Plan {
 	keep := map[string]bool{}   // works of refs whose decisions cannot be trusted right now
 	desiredTotal := 0
 	for _, rf := range f.Refs {
-		out, apply := planRef(rf, f.Hash, f.Now, byCluster, wanted)
+		out, apply := planRef(rf, dist, f.Hash, f.Now, byCluster, wanted)
 		p.Apply = append(p.Apply, apply...)
 		if out.unknown != "" || out.inFlux {
 			// Never delete on a missing or half-written answer: keep this ref's works
@@ -109,7 +123,7 @@ func plan(f Facts) Plan {
 		p.PlacementsSummary = append(p.PlacementsSummary, workv1alpha1.PlacementSummary{
 			Name:                    out.name,
 			AvailableDecisionGroups: availableGroups(out),
-			Summary:                 Summarize(refWorks(out, f.Works, byCluster), f.Hash, out.decided),
+			Summary:                 Summarize(refWorks(out, f.Works, byCluster), hashOf, out.decided),
 		})
 		p.Refs = append(p.Refs, out)
 	}
@@ -123,8 +137,15 @@ func plan(f Facts) Plan {
 			p.Delete = append(p.Delete, w)
 		}
 	}
-	p.Summary = Summarize(p.Keep, f.Hash, desiredTotal)
+	p.Summary = Summarize(p.Keep, hashOf, desiredTotal)
 	p.Conditions = conditions(f.Generation, p.Refs)
+	if dist.named {
+		p.Conditions = append(p.Conditions, dist.condition(f.Generation, f.PolicyName, p.Keep))
+		if f.Policy != nil {
+			st := dist.replicaSetStatus(f.Name, p.Keep)
+			p.PolicyStatus = &st
+		}
+	}
 	return p
 }
 
@@ -137,22 +158,23 @@ type refOutcome struct {
 	// rolls nothing out and its works are kept as they are.
 	unknown string
 	// inFlux: decisions are being rewritten; rolled out as listed, nothing deleted.
-	inFlux    bool
-	kept      int      // works kept because the decisions could not be trusted
-	held      []string // decided clusters the hub has not accepted: no work written
-	decided   int
-	plan      rollout.Plan
-	planErr   error
-	failed    int
-	notYet    int // decided clusters whose work is not applied with the current revision
-	groups    map[int32][]string
-	available map[string]bool
-	requeue   time.Duration // > 0: look at this ref again then
+	inFlux     bool
+	kept       int      // works kept because the decisions could not be trusted
+	unrendered int      // decided clusters whose render failed: their works are left as they are
+	held       []string // decided clusters the hub has not accepted: no work written
+	decided    int
+	plan       rollout.Plan
+	planErr    error
+	failed     int
+	notYet     int // decided clusters whose work is not applied with the current revision
+	groups     map[int32][]string
+	available  map[string]bool
+	requeue    time.Duration // > 0: look at this ref again then
 }
 
 // planRef plans one placementRef: its outcome and the works it writes.
 // covered collects the clusters that keep a work (SplitDecisions).
-func planRef(rf RefFacts, hash string, now time.Time, byCluster map[string]*workv1.ManifestWork, covered map[string]bool) (refOutcome, []Apply) {
+func planRef(rf RefFacts, dist distribution, template string, now time.Time, byCluster map[string]*workv1.ManifestWork, covered map[string]bool) (refOutcome, []Apply) {
 	d := rf.Decisions
 	out := refOutcome{name: rf.Ref.Name, found: d.Found, groups: map[int32][]string{}, available: map[string]bool{}}
 	switch {
@@ -177,6 +199,16 @@ func planRef(rf RefFacts, hash string, now time.Time, byCluster map[string]*work
 	out.held = held
 	var clusters []rollout.Cluster
 	for _, dc := range decided {
+		hash := dist.hashOf(dc.Name, template)
+		if dist.failed[dc.Name] != nil {
+			// Its render failed: its work stays as it is (counted as current so the
+			// rollout is not held up by it), and none is written.
+			out.unrendered++
+			hash = ""
+			if w := byCluster[dc.Name]; w != nil {
+				hash = w.Annotations[TemplateHashAnnotation]
+			}
+		}
 		state, since := WorkState(byCluster[dc.Name], hash)
 		clusters = append(clusters, rollout.Cluster{Name: dc.Name, GroupIndex: dc.GroupIndex, GroupName: dc.GroupName, State: state, Since: since})
 		out.groups[dc.GroupIndex] = append(out.groups[dc.GroupIndex], dc.Name)
@@ -202,9 +234,15 @@ func planRef(rf RefFacts, hash string, now time.Time, byCluster map[string]*work
 		case c.State != rollout.Succeeded:
 			out.notYet++
 		}
-		if c.State == rollout.ToApply && rp.Apply[c.Name] {
-			apply = append(apply, Apply{Cluster: c.Name, Placement: rf.Ref.Name, Existing: byCluster[c.Name], Hash: hash, Started: now})
+		if c.State != rollout.ToApply || !rp.Apply[c.Name] || dist.failed[c.Name] != nil || dist.hold {
+			continue
 		}
+		a := Apply{Cluster: c.Name, Placement: rf.Ref.Name, Existing: byCluster[c.Name], Hash: dist.hashOf(c.Name, template), Started: now}
+		if dist.named {
+			spec := dist.out.Works[c.Name].Spec
+			a.Spec = &spec
+		}
+		apply = append(apply, a)
 	}
 	return out, apply
 }
@@ -265,11 +303,15 @@ func (p Plan) status(current []metav1.Condition) workv1alpha1.ManifestWorkReplic
 	for _, c := range p.Conditions {
 		meta.SetStatusCondition(&st.Conditions, c)
 	}
+	if !p.named {
+		meta.RemoveStatusCondition(&st.Conditions, ConditionDistributionPolicyApplied)
+	}
 	return st
 }
 
-// Summarize counts works by condition. desired is the number of decided clusters.
-func Summarize(works []*workv1.ManifestWork, hash string, desired int) workv1alpha1.ManifestWorkReplicaSetSummary {
+// Summarize counts works by condition. desired is the number of decided
+// clusters; hashOf is the revision each cluster's work should carry.
+func Summarize(works []*workv1.ManifestWork, hashOf func(cluster string) string, desired int) workv1alpha1.ManifestWorkReplicaSetSummary {
 	s := workv1alpha1.ManifestWorkReplicaSetSummary{Total: len(works), DesiredTotal: desired}
 	for _, w := range works {
 		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied) {
@@ -284,7 +326,7 @@ func Summarize(works []*workv1.ManifestWork, hash string, desired int) workv1alp
 		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkProgressing) {
 			s.Progressing++
 		}
-		if w.Annotations[TemplateHashAnnotation] == hash {
+		if w.Annotations[TemplateHashAnnotation] == hashOf(w.Namespace) {
 			s.Updated++
 		}
 	}

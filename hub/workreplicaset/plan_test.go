@@ -289,7 +289,7 @@ func TestSummarize(t *testing.T) {
 		work("h", 1, cond(workv1.WorkProgressing, metav1.ConditionTrue, 1)),
 	}
 	assert.Equal(t, workv1alpha1.ManifestWorkReplicaSetSummary{Total: 3, DesiredTotal: 5, Applied: 2, Available: 1, Degraded: 1, Progressing: 1, Updated: 2},
-		Summarize(ws, "h", 5))
+		Summarize(ws, func(string) string { return "h" }, 5))
 }
 
 func TestConditions(t *testing.T) {

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -17,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
+	"flotilla.dev/flotilla/hub/workreplicaset/distribute"
 	statusfit "flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/placementread"
@@ -27,6 +32,9 @@ import (
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var mwrs workv1alpha1.ManifestWorkReplicaSet
 	if err := r.Get(ctx, req.NamespacedName, &mwrs); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.renders.forget(req.String())
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	works, err := r.works(ctx, &mwrs)
@@ -50,6 +58,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.writeStatus(ctx, &mwrs, p); err != nil {
 		errs = append(errs, err)
 	}
+	if err := r.writePolicyStatus(ctx, &mwrs, f.Policy, p.PolicyStatus); err != nil {
+		errs = append(errs, err)
+	}
 	return ctrl.Result{RequeueAfter: p.RequeueAfter}, errors.Join(errs...)
 }
 
@@ -58,12 +69,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // decides. A read error is kept with its ref (the ref's works are kept) and
 // returned by Facts.errs.
 func (r *Reconciler) facts(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, works []*workv1.ManifestWork) Facts {
-	f := Facts{Generation: mwrs.Generation, Hash: TemplateHash(mwrs.Spec.ManifestWorkTemplate), Now: r.now(), Works: works}
+	f := Facts{Generation: mwrs.Generation, Hash: TemplateHash(mwrs.Spec.ManifestWorkTemplate), Now: r.now(), Works: works,
+		Namespace: mwrs.Namespace, Name: mwrs.Name, Template: mwrs.Spec.ManifestWorkTemplate,
+		PolicyName: mwrs.Annotations[distv1alpha1.PolicyAnnotation], Renders: r.renders}
+	if f.PolicyName != "" {
+		f.Clusters = map[string]distribute.Cluster{}
+		var p distv1alpha1.DistributionPolicy
+		switch err := r.Get(ctx, types.NamespacedName{Namespace: mwrs.Namespace, Name: f.PolicyName}, &p); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			f.PolicyErr = fmt.Errorf("DistributionPolicy %q could not be read: %w", f.PolicyName, err)
+		default:
+			f.Policy = &p
+		}
+	}
 	for _, ref := range mwrs.Spec.PlacementRefs {
 		rf := RefFacts{Ref: ref}
 		rf.Decisions, rf.ReadErr = placementread.Read(ctx, r.Client, mwrs.Namespace, ref.Name)
 		if rf.ReadErr == nil && rf.Decisions.Found && rf.Decisions.Readiness != placementread.Unknown {
-			rf.Accepted, rf.AcceptedErr = r.accepted(ctx, rf.Decisions.Own)
+			rf.Accepted, rf.AcceptedErr = r.accepted(ctx, rf.Decisions.Own, f.Clusters)
 		}
 		f.Refs = append(f.Refs, rf)
 	}
@@ -80,6 +104,9 @@ func (f Facts) errs() []error {
 				errs = append(errs, err)
 			}
 		}
+	}
+	if f.PolicyErr != nil {
+		errs = append(errs, f.PolicyErr)
 	}
 	return errs
 }
@@ -131,8 +158,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, mwrs *workv1alpha1.Manifes
 }
 
 // accepted reads, from the cache, whether the hub accepted each cluster the
-// decisions list (ocm.Accepted); a cluster that does not exist is not.
-func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.PlacementDecision) (map[string]bool, error) {
+// decisions list (ocm.Accepted); a cluster that does not exist is not. When
+// clusters is not nil, it gains what a render knows of each accepted one.
+func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.PlacementDecision, clusters map[string]distribute.Cluster) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, d := range decisions {
 		for _, cd := range d.Status.Decisions {
@@ -147,6 +175,9 @@ func (r *Reconciler) accepted(ctx context.Context, decisions []clusterv1beta1.Pl
 				return nil, fmt.Errorf("get ManagedCluster %s: %w", cd.ClusterName, err)
 			default:
 				out[cd.ClusterName] = ocm.Accepted(&mc)
+				if clusters != nil && out[cd.ClusterName] {
+					clusters[cd.ClusterName] = ClusterFacts(&mc)
+				}
 			}
 		}
 	}
@@ -196,6 +227,9 @@ func (r *Reconciler) finalize(ctx context.Context, m *workv1alpha1.ManifestWorkR
 	if len(works) > 0 && m.Spec.CascadeDeletionPolicy != workv1alpha1.Background {
 		return ctrl.Result{}, nil // the works' deletion events bring us back
 	}
+	if err := r.forgetInPolicy(ctx, m); err != nil {
+		return ctrl.Result{}, err
+	}
 	controllerutil.RemoveFinalizer(m, workv1alpha1.ManifestWorkReplicaSetFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Update(ctx, m))
 }
@@ -205,4 +239,89 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ClusterFacts is what a render knows of a managed cluster: name, labels,
+// ClusterClaims and allocatable resources (capacity when it reports none).
+func ClusterFacts(mc *clusterv1.ManagedCluster) distribute.Cluster {
+	c := distribute.Cluster{Name: mc.Name, Labels: mc.Labels, Claims: map[string]string{}, Allocatable: corev1.ResourceList{}}
+	for _, cl := range mc.Status.ClusterClaims {
+		c.Claims[cl.Name] = cl.Value
+	}
+	alloc := mc.Status.Allocatable
+	if len(alloc) == 0 {
+		alloc = mc.Status.Capacity
+	}
+	for name, q := range alloc {
+		c.Allocatable[corev1.ResourceName(name)] = q
+	}
+	return c
+}
+
+// writePolicyStatus writes the replica set's entry into its policy's status
+// (status.replicaSets, by name) when it changed, retrying on conflict: several
+// replica sets may share a policy.
+func (r *Reconciler) writePolicyStatus(ctx context.Context, mwrs *workv1alpha1.ManifestWorkReplicaSet, read *distv1alpha1.DistributionPolicy, entry *distv1alpha1.ReplicaSetStatus) error {
+	if read == nil || entry == nil {
+		return nil
+	}
+	key := client.ObjectKeyFromObject(read)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p distv1alpha1.DistributionPolicy
+		if err := r.Get(ctx, key, &p); err != nil {
+			return err
+		}
+		next := p.Status.DeepCopy()
+		next.OverrideCount = int64(len(p.Spec.Overrides))
+		found := false
+		for i := range next.ReplicaSets {
+			if next.ReplicaSets[i].Name == entry.Name {
+				next.ReplicaSets[i], found = *entry, true
+			}
+		}
+		if !found {
+			next.ReplicaSets = append(next.ReplicaSets, *entry)
+			sort.Slice(next.ReplicaSets, func(i, j int) bool { return next.ReplicaSets[i].Name < next.ReplicaSets[j].Name })
+		}
+		if reflect.DeepEqual(*next, p.Status) {
+			return nil
+		}
+		p.Status = *next
+		return r.Status().Update(ctx, &p)
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("write DistributionPolicy %s status for %s: %w", key, mwrs.Name, err)
+	}
+	return nil
+}
+
+// forgetInPolicy removes the replica set's entry from the status of the
+// DistributionPolicy it names (a policy that is gone has nothing to forget).
+func (r *Reconciler) forgetInPolicy(ctx context.Context, m *workv1alpha1.ManifestWorkReplicaSet) error {
+	name := m.Annotations[distv1alpha1.PolicyAnnotation]
+	if name == "" {
+		return nil
+	}
+	key := types.NamespacedName{Namespace: m.Namespace, Name: name}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var p distv1alpha1.DistributionPolicy
+		if err := r.Get(ctx, key, &p); err != nil {
+			return err
+		}
+		kept := p.Status.ReplicaSets[:0:0]
+		for _, e := range p.Status.ReplicaSets {
+			if e.Name != m.Name {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == len(p.Status.ReplicaSets) {
+			return nil
+		}
+		p.Status.ReplicaSets = kept
+		return r.Status().Update(ctx, &p)
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove %s from DistributionPolicy %s status: %w", m.Name, key, err)
+	}
+	return nil
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // render builds the ManifestWork one Apply writes: the replica set's template
-// under the replica set's name in the cluster's namespace, with its labels
+// (or the cluster's render under the replica set's DistributionPolicy,
+// Apply.Spec, which package distribute made) under the replica set's name in the cluster's namespace, with its labels
 // (owner, placement) and the rollout annotations (revision, when it started).
 // An existing work is copied, never changed: its other labels and annotations
 // stay. It is pure, and the one place a cluster's work is built.
@@ -28,7 +29,11 @@ func render(m *workv1alpha1.ManifestWorkReplicaSet, a Apply) *workv1.ManifestWor
 	}
 	w.Annotations[TemplateHashAnnotation] = a.Hash
 	w.Annotations[RolloutStartedAnnotation] = a.Started.UTC().Format(time.RFC3339)
-	w.Spec = *m.Spec.ManifestWorkTemplate.DeepCopy()
+	if a.Spec != nil {
+		w.Spec = *a.Spec.DeepCopy()
+	} else {
+		w.Spec = *m.Spec.ManifestWorkTemplate.DeepCopy()
+	}
 	return w
 }
 

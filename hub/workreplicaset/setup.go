@@ -2,6 +2,7 @@ package workreplicaset
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 	"flotilla.dev/flotilla/internal/ocm"
 )
 
@@ -37,6 +39,8 @@ type Reconciler struct {
 	now func() time.Time
 	// recorder reports status messages that were cut to fit.
 	recorder events.EventRecorder
+	// renders remembers each replica set's last render (nil: none).
+	renders *RenderCache
 }
 
 // Setup registers the controller with mgr.
@@ -47,7 +51,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now, recorder: mgr.GetEventRecorder("manifestworkreplicaset")}
+	r := &Reconciler{Client: mgr.GetClient(), now: opts.Now, recorder: mgr.GetEventRecorder("manifestworkreplicaset"), renders: NewRenderCache()}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("manifestworkreplicaset").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
@@ -56,17 +60,43 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&clusterv1beta1.PlacementDecision{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		Watches(&clusterv1beta1.Placement{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPlacement)).
 		// A decided cluster the hub accepts gets its work even when no decision changes.
-		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.decidingOn), builder.WithPredicates(acceptanceChanged)).
+		// ... and a re-render when what overrides and divisions read of it changes.
+		Watches(&clusterv1.ManagedCluster{}, handler.EnqueueRequestsFromMapFunc(r.decidingOn), builder.WithPredicates(acceptanceOrRenderInputChanged)).
+		Watches(&distv1alpha1.DistributionPolicy{}, handler.EnqueueRequestsFromMapFunc(r.usersOfPolicy), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }
 
-// acceptanceChanged passes ManagedCluster updates that change whether the hub
-// accepted the cluster (ocm.Accepted).
-var acceptanceChanged = predicate.Funcs{
+// acceptanceOrRenderInputChanged passes ManagedCluster updates that change
+// whether the hub accepted the cluster (ocm.Accepted), or what a render
+// reads of it (labels, ClusterClaims, allocatable resources: ClusterFacts).
+var acceptanceOrRenderInputChanged = predicate.Funcs{
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
-	UpdateFunc:  func(e event.UpdateEvent) bool { return ocm.AcceptanceChanged(e.ObjectOld, e.ObjectNew) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		if ocm.AcceptanceChanged(e.ObjectOld, e.ObjectNew) {
+			return true
+		}
+		old, ok1 := e.ObjectOld.(*clusterv1.ManagedCluster)
+		cur, ok2 := e.ObjectNew.(*clusterv1.ManagedCluster)
+		return ok1 && ok2 && !reflect.DeepEqual(ClusterFacts(old), ClusterFacts(cur))
+	},
+}
+
+// usersOfPolicy maps a DistributionPolicy to the replica sets of its
+// namespace that name it (distv1alpha1.PolicyAnnotation).
+func (r *Reconciler) usersOfPolicy(ctx context.Context, o client.Object) []reconcile.Request {
+	var list workv1alpha1.ManifestWorkReplicaSetList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, m := range list.Items {
+		if m.Annotations[distv1alpha1.PolicyAnnotation] == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+		}
+	}
+	return out
 }
 
 // decidingOn maps a ManagedCluster to the replica sets whose placements decide it.

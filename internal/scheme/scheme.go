@@ -13,6 +13,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 
+	distributionv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	policyv1beta1 "flotilla.dev/flotilla/api/policy/v1beta1"
 )
@@ -26,6 +27,7 @@ func New() *runtime.Scheme {
 		workv1.Install, workv1alpha1.Install,
 		addonv1alpha1.Install, addonv1beta1.Install,
 		policyv1.AddToScheme, policyv1beta1.AddToScheme,
+		distributionv1alpha1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -12,13 +13,20 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/watchguard"
+	"flotilla.dev/flotilla/policy/certpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/gatekeeper/live"
+	"flotilla.dev/flotilla/policy/operatorpolicy"
 )
 
 // RunConfigPolicy runs the config-policy-controller agent until ctx ends:
 // the ConfigurationPolicy engine (the same runner as `flotilla policy run`,
-// watch-driven) on the ConfigurationPolicies of the cluster namespace, once
+// watch-driven) on the ConfigurationPolicies of the cluster namespace, the
+// OperatorPolicy engine (policy/operatorpolicy) on its OperatorPolicies (as
+// upstream's config-policy-controller), and the CertificatePolicy engine
+// (policy/certpolicy) on its CertificatePolicies (upstream runs that one as
+// a third addon, cert-policy-controller; here it shares this agent and its
+// rights), once
 // the addon's hub credential exists (the addon is enabled and registered),
 // and the addon's Lease. Where Gatekeeper is not installed, it also runs
 // Flotilla's Rego engine (package gatekeeper/live) on the ConstraintTemplates
@@ -54,10 +62,29 @@ func runEngines(ctx context.Context, o Options) error {
 			return fmt.Errorf("start the Rego engine: %w", err)
 		}
 	}
-	o.Log.Info("running the ConfigurationPolicy engine", "namespace", o.ClusterName)
-	return configpolicy.Run(ctx, configpolicy.Options{
-		Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ocm.ConfigPolicyAddon,
+	o.Log.Info("running the ConfigurationPolicy, CertificatePolicy and OperatorPolicy engines", "namespace", o.ClusterName)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return configpolicy.Run(ctx, configpolicy.Options{
+			Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log, EventSource: ocm.ConfigPolicyAddon,
+		})
 	})
+	g.Go(func() error {
+		err := certpolicy.Run(ctx, certpolicy.Options{Config: o.SpokeConfig, Namespace: o.ClusterName, Log: o.Log.WithName("certpolicy")})
+		if err != nil {
+			return fmt.Errorf("CertificatePolicy engine: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		err := operatorpolicy.Run(ctx, operatorpolicy.Options{Config: o.SpokeConfig, Namespace: o.ClusterName,
+			Log: o.Log.WithName("operatorpolicy"), EventSource: ocm.ConfigPolicyAddon})
+		if err != nil {
+			return fmt.Errorf("OperatorPolicy engine: %w", err)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // gatekeeperInstalled reports whether Gatekeeper's ConstraintTemplate CRD

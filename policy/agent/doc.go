@@ -7,8 +7,10 @@
 //     keyed by replica name in the cluster namespace, that keeps the managed
 //     cluster's side of each replica policy on the hub.
 //   - RunConfigPolicy, the config-policy-controller agent: the
-//     ConfigurationPolicy engine (policy/configpolicy) and, without
-//     Gatekeeper, the Rego engine (policy/gatekeeper/live).
+//     ConfigurationPolicy engine (policy/configpolicy), the OperatorPolicy
+//     engine (policy/operatorpolicy), the CertificatePolicy engine
+//     (policy/certpolicy) and, without Gatekeeper, the Rego engine
+//     (policy/gatekeeper/live).
 //
 // Both run the same way (credential.go): with the addon's own hub credential
 // (waited for, and the body started again when it rotates) and its Lease
@@ -25,7 +27,7 @@
 //
 //	get the replica (gone: remove its copy, its templates and its Gatekeeper objects)
 //	-> spec sync      (specsync.go: the copy, equal to the replica)
-//	-> template sync  (templatesync.go, gatekeepersync.go: the templates, and each one's state)
+//	-> template sync  (templatesync.go, enginesync.go, gatekeepersync.go: the templates, and each one's state)
 //	-> status sync    (statussync.go: the status on the copy and the replica; forward.go: every compliance event to the hub)
 //
 // The decisions are pure functions with table tests and no apiserver:

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -158,7 +159,20 @@ func (y *syncer) setup(mgr ctrl.Manager, hubCluster cluster.Cluster) (controller
 	// priority queue of v0.23.3 can deadlock at shutdown, and the agent
 	// restarts.
 	priorityQueue := false
-	return builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr)
+	// The templates of engine kinds the cluster serves when the agent starts
+	// (their CRDs come with the config-policy-controller addon); their
+	// compliance events bring the replica back in any case.
+	for _, gvk := range EngineKinds {
+		if _, err := mgr.GetRESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err != nil {
+			y.o.Log.Info("not watching a policy kind the cluster does not serve", "kind", gvk.Kind, "reason", err.Error())
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		b = b.WatchesRawSource(source.Kind[client.Object](y.spokeC, u, handler.EnqueueRequestsFromMapFunc(y.engineTemplateChanged)))
+	}
+	return b.
 		Named(ocm.PolicyFrameworkAddon + "-" + y.ns).
 		// The replica itself.
 		WatchesRawSource(source.Kind(hubCluster.GetCache(), &policyv1.Policy{}, &handler.TypedEnqueueRequestForObject[*policyv1.Policy]{})).
@@ -191,6 +205,14 @@ func (y *syncer) templateChanged(ctx context.Context, t *policyv1.ConfigurationP
 		return y.requests(p)
 	}
 	return y.requests(y.allReplicas(ctx, nil)...)
+}
+
+// engineTemplateChanged: the replica an engine-kind template's PolicyLabel names.
+func (y *syncer) engineTemplateChanged(_ context.Context, t client.Object) []reconcile.Request {
+	if p := t.GetLabels()[PolicyLabel]; p != "" {
+		return y.requests(p)
+	}
+	return nil
 }
 
 // eventRecorded: the policy a compliance event is about.

@@ -67,6 +67,9 @@ func (y *syncer) remove(ctx context.Context, name string) error {
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
+	if err := y.pruneEngineTemplates(ctx, name, nil); err != nil {
+		return err
+	}
 	return y.pruneTemplates(ctx, name, nil)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ import (
 // cluster does not serve yet.
 func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) ([]TemplateState, time.Duration, error) {
 	rootNs := strings.SplitN(rep.Labels[policyv1.RootPolicyLabel], ".", 2)[0]
-	keep, keepGK := map[string]bool{}, map[string]bool{}
+	keep, keepGK, keepEngine := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var states []TemplateState
 	var retry time.Duration
 	for i, t := range local.Spec.PolicyTemplates {
@@ -70,9 +71,18 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			states = append(states, st)
 			continue
 		}
+		if _, ok := EngineKinds[u.GetKind()]; ok {
+			keepEngine[engineKey(u.GetKind(), name)] = true
+			st, err := y.syncEngineTemplate(ctx, local, t, u, y.dependencies(ctx, local, t, rootNs))
+			if err != nil {
+				return nil, 0, err
+			}
+			states = append(states, st)
+			continue
+		}
 		keep[name] = true
 		if u.GetKind() != "ConfigurationPolicy" {
-			y.event(ctx, local, name, policyv1.NonCompliant, fmt.Sprintf("NonCompliant; template-error; kind %s is not supported (only ConfigurationPolicy and Gatekeeper ConstraintTemplates and constraints)", u.GetKind()))
+			y.event(ctx, local, name, policyv1.NonCompliant, fmt.Sprintf("NonCompliant; template-error; kind %s is not supported (only %s and Gatekeeper ConstraintTemplates and constraints)", u.GetKind(), supportedKinds()))
 			states = append(states, TemplateState{Name: name, Compliance: policyv1.NonCompliant})
 			continue
 		}
@@ -86,10 +96,7 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 			continue
 		}
 		st := TemplateState{Name: name, IgnorePending: t.IgnorePending}
-		var deps []Dependency
-		for _, d := range append(append([]policyv1.PolicyDependency(nil), local.Spec.Dependencies...), t.ExtraDependencies...) {
-			deps = append(deps, Dependency{PolicyDependency: d, Current: y.compliance(ctx, d, rootNs)})
-		}
+		deps := y.dependencies(ctx, local, t, rootNs)
 		var cur policyv1.ConfigurationPolicy
 		err := y.spokeC.Get(ctx, client.ObjectKey{Namespace: y.ns, Name: name}, &cur)
 		exists := err == nil
@@ -170,6 +177,9 @@ func (y *syncer) templateSync(ctx context.Context, rep, local *policyv1.Policy) 
 	if err := y.pruneWatchedGatekeeper(ctx, local.Name, keepGK); err != nil {
 		return nil, 0, err
 	}
+	if err := y.pruneEngineTemplates(ctx, local.Name, keepEngine); err != nil {
+		return nil, 0, err
+	}
 	return states, retry, y.pruneTemplates(ctx, local.Name, keep)
 }
 
@@ -185,6 +195,26 @@ func (y *syncer) deleteTemplate(ctx context.Context, name string) error {
 // resolve, as the hub writes it on the replica (and OCM's framework reports it).
 const HubTemplateErrorPrefix = "NonCompliant; violation - Error occurred while processing hub-templates: "
 
+// dependencies are the policy's and the template's dependencies with their
+// current state.
+func (y *syncer) dependencies(ctx context.Context, local *policyv1.Policy, t *policyv1.PolicyTemplate, rootNs string) []Dependency {
+	var deps []Dependency
+	for _, d := range append(append([]policyv1.PolicyDependency(nil), local.Spec.Dependencies...), t.ExtraDependencies...) {
+		deps = append(deps, Dependency{PolicyDependency: d, Current: y.compliance(ctx, d, rootNs)})
+	}
+	return deps
+}
+
+// supportedKinds lists the policy kinds the agent delivers, sorted.
+func supportedKinds() string {
+	kinds := []string{"ConfigurationPolicy"}
+	for k := range EngineKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " and " + kinds[len(kinds)-1]
+}
+
 // compliance is the current state of a dependency on the managed cluster.
 func (y *syncer) compliance(ctx context.Context, d policyv1.PolicyDependency, rootNs string) policyv1.ComplianceState {
 	kind, name := DependencyTarget(d, rootNs)
@@ -199,6 +229,10 @@ func (y *syncer) compliance(ctx context.Context, d policyv1.PolicyDependency, ro
 		var p policyv1.ConfigurationPolicy
 		if y.spokeC.Get(ctx, key, &p) == nil {
 			return p.Status.ComplianceState
+		}
+	default:
+		if gvk, ok := EngineKinds[kind]; ok {
+			return y.engineCompliance(ctx, gvk, name)
 		}
 	}
 	return ""

@@ -28,7 +28,8 @@ const MaxFileSize = 4 << 20
 type CreateOptions struct {
 	// Name and Namespace of the Policy. Name is required; Namespace defaults to "default".
 	Name, Namespace string
-	// File holds one or more ConfigurationPolicy documents (YAML or JSON); "-"
+	// File holds one or more ConfigurationPolicy, CertificatePolicy or
+	// OperatorPolicy documents (YAML or JSON); "-"
 	// reads Stdin. Required.
 	File  string
 	Stdin io.Reader
@@ -93,7 +94,11 @@ func Build(opts CreateOptions, content []byte) (*Created, error) {
 	return out, nil
 }
 
-// readTemplates decodes the ConfigurationPolicy documents of a file.
+// templateKinds are the policy kinds a policy file may hold.
+var templateKinds = map[string]bool{"ConfigurationPolicy": true, "CertificatePolicy": true, "OperatorPolicy": true}
+
+// readTemplates decodes the ConfigurationPolicy, CertificatePolicy and
+// OperatorPolicy documents of a file.
 func readTemplates(content []byte, name string) ([]*policyv1.PolicyTemplate, error) {
 	reader := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(content), 4096)
 	var out []*policyv1.PolicyTemplate
@@ -109,11 +114,11 @@ func readTemplates(content []byte, name string) ([]*policyv1.PolicyTemplate, err
 			continue
 		}
 		u := unstructured.Unstructured{Object: obj}
-		if u.GetKind() != "ConfigurationPolicy" || u.GroupVersionKind().Group != policyv1.GroupName {
-			return nil, fmt.Errorf("%s: document %d is a %s %q, not a %s ConfigurationPolicy", name, doc, u.GetKind(), u.GetAPIVersion(), policyv1.GroupName)
+		if !templateKinds[u.GetKind()] || u.GroupVersionKind().Group != policyv1.GroupName {
+			return nil, fmt.Errorf("%s: document %d is a %s %q, not a %s ConfigurationPolicy, CertificatePolicy or OperatorPolicy", name, doc, u.GetKind(), u.GetAPIVersion(), policyv1.GroupName)
 		}
 		if u.GetName() == "" {
-			return nil, fmt.Errorf("%s: document %d: the ConfigurationPolicy has no metadata.name", name, doc)
+			return nil, fmt.Errorf("%s: document %d: the %s has no metadata.name", name, doc, u.GetKind())
 		}
 		raw, err := json.Marshal(obj)
 		if err != nil {
@@ -122,7 +127,7 @@ func readTemplates(content []byte, name string) ([]*policyv1.PolicyTemplate, err
 		out = append(out, &policyv1.PolicyTemplate{ObjectDefinition: runtime.RawExtension{Raw: raw}})
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no ConfigurationPolicy", name)
+		return nil, fmt.Errorf("%s holds no ConfigurationPolicy, CertificatePolicy or OperatorPolicy", name)
 	}
 	return out, nil
 }

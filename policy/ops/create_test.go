@@ -67,10 +67,10 @@ func TestBuildRefuses(t *testing.T) {
 	}{
 		{"no name", CreateOptions{File: "f"}, twoPolicies, "a policy name is required"},
 		{"not a ConfigurationPolicy", CreateOptions{Name: "p", File: "f.yaml"}, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
-			`f.yaml: document 1 is a ConfigMap "v1", not a policy.open-cluster-management.io ConfigurationPolicy`},
+			`f.yaml: document 1 is a ConfigMap "v1", not a policy.open-cluster-management.io ConfigurationPolicy, CertificatePolicy or OperatorPolicy`},
 		{"no metadata.name", CreateOptions{Name: "p", File: "f.yaml"}, "apiVersion: policy.open-cluster-management.io/v1\nkind: ConfigurationPolicy\n",
 			"f.yaml: document 1: the ConfigurationPolicy has no metadata.name"},
-		{"empty file", CreateOptions{Name: "p", File: "f.yaml"}, "# nothing\n", "f.yaml holds no ConfigurationPolicy"},
+		{"empty file", CreateOptions{Name: "p", File: "f.yaml"}, "# nothing\n", "f.yaml holds no ConfigurationPolicy, CertificatePolicy or OperatorPolicy"},
 		{"bad YAML", CreateOptions{Name: "p", File: "f.yaml"}, "kind: [", "f.yaml: document 1:"},
 		{"bad remediation", CreateOptions{Name: "p", File: "f", RemediationAction: "maybe"}, twoPolicies, `--remediation-action "maybe"`},
 		{"name too long", CreateOptions{Name: strings.Repeat("x", 60), Namespace: "gov", File: "f"}, twoPolicies, "replicas need at most 63"},

@@ -28,6 +28,8 @@ var (
 	adcs         = schema.GroupVersionResource{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Resource: "addondeploymentconfigs"}
 	cmas         = schema.GroupVersionResource{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Resource: "clustermanagementaddons"}
 	configPolicy = schema.GroupVersionResource{Group: "policy.open-cluster-management.io", Version: "v1", Resource: "configurationpolicies"}
+	certPolicy   = schema.GroupVersionResource{Group: "policy.open-cluster-management.io", Version: "v1", Resource: "certificatepolicies"}
+	opPolicy     = schema.GroupVersionResource{Group: "policy.open-cluster-management.io", Version: "v1beta1", Resource: "operatorpolicies"}
 )
 
 var seq atomic.Int64
@@ -109,6 +111,18 @@ metadata: {namespace: default}
 const configpolicy = `
 apiVersion: policy.open-cluster-management.io/v1
 kind: ConfigurationPolicy
+metadata: {namespace: default}
+`
+
+const certpolicy = `
+apiVersion: policy.open-cluster-management.io/v1
+kind: CertificatePolicy
+metadata: {namespace: default}
+`
+
+const operatorpolicy = `
+apiVersion: policy.open-cluster-management.io/v1beta1
+kind: OperatorPolicy
 metadata: {namespace: default}
 `
 
@@ -244,6 +258,28 @@ func TestAdmissionConfigurationPolicy(t *testing.T) {
 		{"evaluationInterval overflow", configPolicy, configpolicy + "spec: {evaluationInterval: {noncompliant: 99999999999h}}", "spec.evaluationInterval.noncompliant"},
 		{"evaluationInterval parts", configPolicy, configpolicy + "spec: {evaluationInterval: {compliant: 1h30m15s, noncompliant: 1.5h}}", ""},
 		{"good", configPolicy, tmpl(", recordDiff: InStatus, metadataComplianceType: MustOnlyHave") + "  remediationAction: enforce\n  severity: critical\n  pruneObjectBehavior: DeleteIfCreated\n  evaluationInterval: {compliant: 10m, noncompliant: never}\n", ""},
+	} {
+		t.Run(c.name, c.run)
+	}
+}
+
+// CertificatePolicy durations are Go durations that always parse; the
+// OperatorPolicy enums are upstream's.
+func TestAdmissionCertificateAndOperatorPolicy(t *testing.T) {
+	sub := "subscription: {name: p, namespace: ns, source: s, sourceNamespace: m}"
+	for _, c := range []admissionCase{
+		{"minimumDuration 30d", certPolicy, certpolicy + "spec: {minimumDuration: 30d}", "spec.minimumDuration"},
+		{"minimumCADuration negative", certPolicy, certpolicy + "spec: {minimumCADuration: -5h}", "spec.minimumCADuration"},
+		{"maximumDuration overflow", certPolicy, certpolicy + "spec: {maximumDuration: 99999999999h}", "spec.maximumDuration"},
+		{"maximumCADuration four parts", certPolicy, certpolicy + "spec: {maximumCADuration: 1h1m1s1ms}", "spec.maximumCADuration"},
+		{"empty SAN pattern", certPolicy, certpolicy + "spec: {allowedSANPattern: ''}", "spec.allowedSANPattern"},
+		{"severity urgent", certPolicy, certpolicy + "spec: {severity: urgent}", "spec.severity"},
+		{"good durations", certPolicy, certpolicy + "spec: {minimumDuration: 300h, minimumCADuration: 1.5h, maximumDuration: 2h45m30s, maximumCADuration: 87600h87600h, namespaceSelector: {include: [default]}}", ""},
+		{"operator complianceType mustonlyhave", opPolicy, operatorpolicy + "spec: {complianceType: mustonlyhave, upgradeApproval: None, " + sub + "}", "spec.complianceType"},
+		{"operator upgradeApproval Manual", opPolicy, operatorpolicy + "spec: {complianceType: musthave, upgradeApproval: Manual, " + sub + "}", "spec.upgradeApproval"},
+		{"operator no subscription", opPolicy, operatorpolicy + "spec: {complianceType: musthave, upgradeApproval: None}", "spec.subscription"},
+		{"operator removal Everything", opPolicy, operatorpolicy + "spec: {complianceType: mustnothave, upgradeApproval: None, removalBehavior: {subscriptions: Everything}, " + sub + "}", "spec.removalBehavior.subscriptions"},
+		{"operator good", opPolicy, operatorpolicy + "spec: {complianceType: musthave, upgradeApproval: Automatic, versions: [p.v1], " + sub + "}", ""},
 	} {
 		t.Run(c.name, c.run)
 	}

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	env, err := testenv.New(testenv.Options{
-		HubCRDs: []string{manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs},
+		HubCRDs: []string{manifests.HubCRDs, manifests.KlusterletCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)

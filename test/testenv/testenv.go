@@ -42,8 +42,9 @@ type Options struct {
 	Clusters int
 	// NoHub skips the hub (for tests of managed-cluster components alone). Default false.
 	NoHub bool
-	// HubCRDs are the CRD sets installed on the hub. Default: manifests.HubCRDs and
-	// manifests.PolicyCRDs (the governance root policies live on the hub).
+	// HubCRDs are the CRD sets installed on the hub. Default: manifests.HubCRDs,
+	// manifests.PolicyCRDs (the governance root policies live on the hub) and
+	// manifests.FlotillaCRDs.
 	HubCRDs []string
 	// ClusterCRDs are the CRD sets installed on each managed cluster. Default:
 	// manifests.KlusterletCRDs, plus manifests.PolicyCRDs when that set exists.
@@ -80,7 +81,7 @@ func Start(t testing.TB, opts Options) *Env {
 // in parallel.
 func New(opts Options) (*Env, error) {
 	if opts.HubCRDs == nil {
-		opts.HubCRDs = []string{manifests.HubCRDs, manifests.PolicyCRDs}
+		opts.HubCRDs = []string{manifests.HubCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs}
 	}
 	if opts.ClusterCRDs == nil {
 		opts.ClusterCRDs = []string{manifests.KlusterletCRDs}

@@ -20,7 +20,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &PolicySet{}, &PolicySetList{})
+	scheme.AddKnownTypes(GroupVersion, &PolicySet{}, &PolicySetList{}, &OperatorPolicy{}, &OperatorPolicyList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

@@ -83,8 +83,8 @@ func Init(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	fmt.Fprintln(opts.Progress, "==> installing the Open Cluster Management hub and governance CRDs and their admission policies (flotilla-*)")
-	if err := manifests.InstallCRDs(ctx, opts.Config, manifests.HubCRDs, manifests.PolicyCRDs); err != nil {
+	fmt.Fprintln(opts.Progress, "==> installing the Open Cluster Management hub, governance and Flotilla (flotilla.dev) CRDs and their admission policies (flotilla-*)")
+	if err := manifests.InstallCRDs(ctx, opts.Config, manifests.HubCRDs, manifests.PolicyCRDs, manifests.FlotillaCRDs); err != nil {
 		return nil, err
 	}
 	c, err := client.New(opts.Config, client.Options{Scheme: scheme.New()})

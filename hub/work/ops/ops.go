@@ -18,6 +18,8 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 )
 
 // CreateOptions describes the ManifestWorks to create.
@@ -41,6 +43,11 @@ type CreateOptions struct {
 	// ReplicaSet creates a ManifestWorkReplicaSet for Placement instead of
 	// works. Default false.
 	ReplicaSet bool
+	// DistributionPolicy names, with ReplicaSet, a DistributionPolicy of the
+	// placement's namespace that renders each cluster's work (overrides,
+	// replica division; the annotation flotilla.dev/distribution-policy).
+	// It must exist. Default "": none, every cluster gets the template.
+	DistributionPolicy string
 	// Overwrite replaces works that already exist. Default false: an existing
 	// work is an error and nothing is created.
 	Overwrite bool
@@ -81,6 +88,9 @@ func CreateWorks(ctx context.Context, c client.Client, opts CreateOptions) ([]Cr
 	}
 	if opts.ReplicaSet {
 		return createReplicaSet(ctx, c, opts, spec, progress)
+	}
+	if opts.DistributionPolicy != "" {
+		return nil, errors.New("--distribution-policy renders a ManifestWorkReplicaSet's works: give --replicaset --placement ns/name too")
 	}
 
 	clusters := append([]string(nil), opts.Clusters...)
@@ -217,6 +227,14 @@ func createReplicaSet(ctx context.Context, c client.Client, opts CreateOptions, 
 		}
 		return nil, err
 	}
+	if opts.DistributionPolicy != "" {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.DistributionPolicy}, &distv1alpha1.DistributionPolicy{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("DistributionPolicy %s/%s not found: create it in the placement's namespace first (kubectl apply -f policy.yaml)", ns, opts.DistributionPolicy)
+			}
+			return nil, err
+		}
+	}
 	rs := &workv1alpha1.ManifestWorkReplicaSet{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.Name}, rs)
 	exists := err == nil
@@ -227,6 +245,14 @@ func createReplicaSet(ctx context.Context, c client.Client, opts CreateOptions, 
 		return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s already exists: use --overwrite to replace it", ns, opts.Name)
 	}
 	rs.Namespace, rs.Name = ns, opts.Name
+	if opts.DistributionPolicy != "" {
+		if rs.Annotations == nil {
+			rs.Annotations = map[string]string{}
+		}
+		rs.Annotations[distv1alpha1.PolicyAnnotation] = opts.DistributionPolicy
+	} else {
+		delete(rs.Annotations, distv1alpha1.PolicyAnnotation)
+	}
 	rs.Spec.ManifestWorkTemplate = spec
 	rs.Spec.PlacementRefs = []workv1alpha1.LocalPlacementReference{{
 		Name: name, RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All},
@@ -240,6 +266,9 @@ func createReplicaSet(ctx context.Context, c client.Client, opts CreateOptions, 
 		return nil, fmt.Errorf("ManifestWorkReplicaSet %s/%s: %w", ns, opts.Name, err)
 	}
 	fmt.Fprintf(progress, "ManifestWorkReplicaSet %s/%s for placement %s created; it creates work %s in each selected cluster\n", ns, opts.Name, name, opts.Name)
+	if opts.DistributionPolicy != "" {
+		fmt.Fprintf(progress, "each cluster's work is rendered with DistributionPolicy %s/%s (flotilla get works --replicaset -n %s shows what it did)\n", ns, opts.DistributionPolicy, ns)
+	}
 	return []Created{{Kind: "ManifestWorkReplicaSet", Namespace: ns, Name: opts.Name, Replaced: exists}}, nil
 }
 

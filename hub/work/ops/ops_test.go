@@ -17,6 +17,7 @@ import (
 	workv1alpha1 "open-cluster-management.io/api/work/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	distv1alpha1 "flotilla.dev/flotilla/api/distribution/v1alpha1"
 	"flotilla.dev/flotilla/hub/work/ops"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/testenv"
@@ -142,6 +143,32 @@ func TestOps(t *testing.T) {
 		assert.ErrorContains(t, err, "already exists: use --overwrite")
 		_, err = ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "rs2", Manifests: []workv1.Manifest{cmManifest("a")}, ReplicaSet: true})
 		assert.ErrorContains(t, err, "--replicaset needs --placement ns/name")
+
+		// --distribution-policy: the policy must exist; the replica set names it.
+		_, err = ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "rs3", Manifests: []workv1.Manifest{cmManifest("a")}, Placement: "apps/web", ReplicaSet: true,
+			DistributionPolicy: "regions"})
+		assert.ErrorContains(t, err, "DistributionPolicy apps/regions not found: create it in the placement's namespace first")
+		_, err = ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "rs3", Manifests: []workv1.Manifest{cmManifest("a")}, Clusters: []string{"cluster1"},
+			DistributionPolicy: "regions"})
+		assert.ErrorContains(t, err, "--distribution-policy renders a ManifestWorkReplicaSet's works")
+		require.NoError(t, c.Create(ctx, &distv1alpha1.DistributionPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "regions"}}))
+		var progress bytes.Buffer
+		_, err = ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "rs3", Manifests: []workv1.Manifest{cmManifest("a")}, Placement: "apps/web", ReplicaSet: true,
+			DistributionPolicy: "regions", Progress: &progress})
+		require.NoError(t, err)
+		assert.Contains(t, progress.String(), "rendered with DistributionPolicy apps/regions")
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "rs3"}, rs))
+		assert.Equal(t, "regions", rs.Annotations[distv1alpha1.PolicyAnnotation])
+		sets, err := ops.ListReplicaSets(ctx, c, "apps")
+		require.NoError(t, err)
+		require.Len(t, sets, 2)
+		assert.Equal(t, "rs3", sets[1].Name)
+		assert.Equal(t, "regions", sets[1].Policy)
+		// --overwrite without the flag drops the annotation.
+		_, err = ops.CreateWorks(ctx, c, ops.CreateOptions{Name: "rs3", Manifests: []workv1.Manifest{cmManifest("a")}, Placement: "apps/web", ReplicaSet: true, Overwrite: true})
+		require.NoError(t, err)
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "apps", Name: "rs3"}, rs))
+		assert.Empty(t, rs.Annotations[distv1alpha1.PolicyAnnotation])
 	})
 
 	t.Run("list all clusters or the given ones", func(t *testing.T) {

@@ -11,9 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
+	"flotilla.dev/flotilla/policy/certpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
 	"flotilla.dev/flotilla/policy/gatekeeper"
@@ -44,6 +46,17 @@ type Report struct {
 	// Constraints are the Gatekeeper constraints (and templates that do
 	// not compile), audited by Flotilla's Rego engine.
 	Constraints []ConstraintReport `json:"constraints,omitempty"`
+	// Certificates are the CertificatePolicies' evaluations.
+	Certificates []CertificateReport `json:"certificatePolicies,omitempty"`
+}
+
+// CertificateReport is one CertificatePolicy's evaluation.
+type CertificateReport struct {
+	Name      string                           `json:"name"`
+	Namespace string                           `json:"namespace,omitempty"`
+	Status    policyv1.CertificatePolicyStatus `json:"status"`
+	// Message is the compliance event text ("NonCompliant; 1 certificates expire ...").
+	Message string `json:"message"`
 }
 
 // Compliant is true when every policy and constraint is Compliant.
@@ -61,6 +74,11 @@ func (r *Report) NonCompliant() int {
 	}
 	for _, c := range r.Constraints {
 		if c.ComplianceState != policyv1.Compliant {
+			n++
+		}
+	}
+	for _, c := range r.Certificates {
+		if c.Status.ComplianceState != policyv1.Compliant {
 			n++
 		}
 	}
@@ -160,6 +178,13 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if rep.Constraints, err = audit(ctx, in.Templates, in.Constraints, objects); err != nil {
 			return nil, err
 		}
+	}
+	for _, p := range in.Certificates {
+		cr, err := checkCertificates(p, cluster, opts.Now())
+		if err != nil {
+			return nil, err
+		}
+		rep.Certificates = append(rep.Certificates, cr)
 	}
 	for _, p := range policies {
 		// As upstream's dry run: evaluated once, not on changes, so
@@ -278,4 +303,40 @@ func withoutAddedDefault(all, given []*unstructured.Unstructured) []*unstructure
 
 func isDefaultNamespace(o *unstructured.Unstructured) bool {
 	return o.GetKind() == "Namespace" && o.GroupVersionKind().Group == "" && o.GetName() == metav1.NamespaceDefault
+}
+
+// checkCertificates evaluates a CertificatePolicy against the Secrets of the
+// cluster (the --from objects or a live cluster).
+func checkCertificates(p *policyv1.CertificatePolicy, cluster evaluate.Cluster, now time.Time) (CertificateReport, error) {
+	namespaces, err := cluster.Namespaces()
+	if err != nil {
+		return CertificateReport{}, err
+	}
+	in := certpolicy.Input{Policy: p, Namespaces: namespaces, Now: now}
+	m, err := cluster.Mapping(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err != nil {
+		return CertificateReport{}, err
+	}
+	selected, _ := evaluate.SelectNamespaces(p.Spec.NamespaceSelector, namespaces) // an error: Evaluate reports it
+	for _, ns := range selected {
+		objs, err := cluster.List(m, ns)
+		if err != nil {
+			return CertificateReport{}, fmt.Errorf("secrets of namespace %s: %w", ns, err)
+		}
+		for _, o := range objs {
+			s := &corev1.Secret{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s); err != nil {
+				return CertificateReport{}, fmt.Errorf("Secret %s/%s: %w", o.GetNamespace(), o.GetName(), err)
+			}
+			for k, v := range s.StringData { // as the apiserver stores it
+				if s.Data == nil {
+					s.Data = map[string][]byte{}
+				}
+				s.Data[k] = []byte(v)
+			}
+			in.Secrets = append(in.Secrets, s)
+		}
+	}
+	res := certpolicy.Evaluate(in)
+	return CertificateReport{Name: p.Name, Namespace: p.Namespace, Status: res.Status, Message: res.Message}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -120,8 +121,35 @@ func PrintText(w io.Writer, rep *Report) error {
 			}
 		}
 	}
-	for i, c := range rep.Constraints {
+	for i, c := range rep.Certificates {
 		if i > 0 || len(rep.Policies) > 0 {
+			p.line(0, "")
+		}
+		name := c.Name
+		if c.Namespace != "" {
+			name = c.Namespace + "/" + c.Name
+		}
+		p.line(0, "CertificatePolicy %s: %s", name, c.Status.ComplianceState)
+		for i, l := range strings.Split(strings.TrimRight(c.Message, "\n"), "\n") {
+			if i == 0 {
+				p.line(1, "message: %s", l)
+			} else {
+				p.line(2, "%s", strings.TrimSpace(l))
+			}
+		}
+		namespaces := make([]string, 0, len(c.Status.CompliancyDetails))
+		for ns := range c.Status.CompliancyDetails {
+			namespaces = append(namespaces, ns)
+		}
+		sort.Strings(namespaces)
+		for _, ns := range namespaces {
+			for _, l := range strings.Split(strings.TrimRight(c.Status.CompliancyDetails[ns].Message, "\n"), "\n") {
+				p.line(1, "%s", l)
+			}
+		}
+	}
+	for i, c := range rep.Constraints {
+		if i > 0 || len(rep.Policies)+len(rep.Certificates) > 0 {
 			p.line(0, "")
 		}
 		head := c.Name

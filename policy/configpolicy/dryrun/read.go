@@ -133,6 +133,8 @@ func expand(p string) ([]string, error) {
 type Input struct {
 	// Policies are the ConfigurationPolicies.
 	Policies []*policyv1.ConfigurationPolicy
+	// Certificates are the CertificatePolicies.
+	Certificates []*policyv1.CertificatePolicy
 	// Templates and Constraints are Gatekeeper ConstraintTemplates and
 	// constraints, audited by Flotilla's own Rego engine.
 	Templates, Constraints []*unstructured.Unstructured
@@ -181,6 +183,12 @@ func ReadInput(stdin io.Reader, path string) (*Input, error) {
 				return nil, fmt.Errorf("%s: ConfigurationPolicy %q: %w", path, d.GetName(), err)
 			}
 			in.Policies = append(in.Policies, p)
+		case d.GetKind() == "CertificatePolicy":
+			p, err := toCertPolicy(d.Object)
+			if err != nil {
+				return nil, fmt.Errorf("%s: CertificatePolicy %q: %w", path, d.GetName(), err)
+			}
+			in.Certificates = append(in.Certificates, p)
 		case gatekeeper.IsTemplate(d):
 			in.Templates = append(in.Templates, d)
 		case gatekeeper.IsConstraint(d):
@@ -203,8 +211,19 @@ func ReadInput(stdin io.Reader, path string) (*Input, error) {
 						continue
 					}
 				}
+				if def != nil && def["kind"] == "CertificatePolicy" {
+					p, err := toCertPolicy(def)
+					if err != nil {
+						return nil, fmt.Errorf("%s: Policy %q policy-templates[%d]: %w", path, d.GetName(), j, err)
+					}
+					if p.Namespace == "" {
+						p.Namespace = d.GetNamespace()
+					}
+					in.Certificates = append(in.Certificates, p)
+					continue
+				}
 				if def == nil || def["kind"] != "ConfigurationPolicy" {
-					warn("Policy %q policy-templates[%d]: kind %v is not a ConfigurationPolicy or a Gatekeeper object; skipped", d.GetName(), j, def["kind"])
+					warn("Policy %q policy-templates[%d]: kind %v is not a ConfigurationPolicy, a CertificatePolicy or a Gatekeeper object; skipped", d.GetName(), j, def["kind"])
 					continue
 				}
 				p, err := toPolicy(def, func(w string) { warn("Policy %q policy-templates[%d]: %s", d.GetName(), j, w) })
@@ -221,8 +240,8 @@ func ReadInput(stdin io.Reader, path string) (*Input, error) {
 			}
 		}
 	}
-	if len(in.Policies) == 0 && len(in.Templates) == 0 && len(in.Constraints) == 0 {
-		return nil, fmt.Errorf("%s holds no ConfigurationPolicy and no Gatekeeper ConstraintTemplate or constraint (directly or in a Policy's policy-templates)", path)
+	if len(in.Policies) == 0 && len(in.Certificates) == 0 && len(in.Templates) == 0 && len(in.Constraints) == 0 {
+		return nil, fmt.Errorf("%s holds no ConfigurationPolicy, no CertificatePolicy and no Gatekeeper ConstraintTemplate or constraint (directly or in a Policy's policy-templates)", path)
 	}
 	return in, nil
 }
@@ -249,6 +268,25 @@ func toPolicy(obj map[string]any, warn func(string)) (*policyv1.ConfigurationPol
 	}
 	if p.Spec.RemediationAction == "" {
 		p.Spec.RemediationAction = "inform"
+	}
+	return p, nil
+}
+
+// toCertPolicy decodes a CertificatePolicy, refusing what its CRD's schema
+// refuses on a cluster (an invalid duration, an unknown severity), with the
+// apiserver's message.
+func toCertPolicy(obj map[string]any) (*policyv1.CertificatePolicy, error) {
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetAPIVersion() == "" {
+		u = u.DeepCopy()
+		u.SetAPIVersion(policyv1.GroupVersion.String())
+	}
+	if err := manifests.Validate(u); err != nil {
+		return nil, err
+	}
+	p := &policyv1.CertificatePolicy{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

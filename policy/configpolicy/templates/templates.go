@@ -237,7 +237,16 @@ func functions(r Reader) template.FuncMap {
 		return markerJSON + string(b), nil
 	}
 	m := template.FuncMap{
+		// toLiteral puts its value in place of the quoted template: a string
+		// is read as the YAML it holds (upstream removes the quotes around
+		// it), so "{}" | toLiteral is an empty map.
 		"toLiteral": func(v any) (string, error) {
+			if s, ok := v.(string); ok {
+				var parsed any
+				if err := yaml.Unmarshal([]byte(s), &parsed); err == nil {
+					return jsonMarker(parsed)
+				}
+			}
 			return jsonMarker(v)
 		},
 		"fromSecret": func(ns, name, key string) (string, error) {

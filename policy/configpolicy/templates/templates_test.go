@@ -62,6 +62,8 @@ func TestResolveJSON(t *testing.T) {
 		{"lookup missing is empty", `{"v":"{{ (lookup \"v1\" \"ConfigMap\" \"c\" \"none\").data }}"}`, map[string]any{"v": "<no value>"}, false, ""},
 		{"copyConfigMapData", `{"data":"{{ copyConfigMapData \"c\" \"cfg\" }}"}`, map[string]any{"data": map[string]any{"replicas": "3", "flag": "true", "cert": "line1\nline2"}}, false, ""},
 		{"autoindent keeps a block under its key", `{"cert":"{{ fromConfigMap \"c\" \"cfg\" \"cert\" | autoindent }}"}`, map[string]any{"cert": "line1 line2"}, false, ""},
+		{"toLiteral reads a string as YAML", `{"config":"{{ \"{}\" | toLiteral }}","list":"{{ \"[a, b]\" | toLiteral }}"}`,
+			map[string]any{"config": map[string]any{}, "list": []any{"a", "b"}}, false, ""},
 		{"skipObject", `{"v":"{{ skipObject }}"}`, nil, true, ""},
 		{"skipObject false", `{"v":"{{ skipObject false }}x"}`, map[string]any{"v": "x"}, false, ""},
 		// sprig's functions, by upstream's names and with sprig's behaviour.

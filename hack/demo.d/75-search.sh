@@ -55,6 +55,6 @@ if command -v kubectl >/dev/null; then
 	KUBECONFIG="$dir/nobody" kubectl config set-context hub --cluster hub --user nobody >/dev/null
 	KUBECONFIG="$dir/nobody" kubectl config use-context hub >/dev/null
 	echo "    flotilla search deployments -n demo-app (as system:serviceaccount:demo-users:nobody)"
-	"$FLOTILLA" search deployments -n demo-app --kubeconfig "$dir/nobody"
+	"$FLOTILLA" search deployments -n demo-app --kubeconfig "$dir/nobody" 2>&1 || true
 fi
 echo "==> fleet search answers for cluster1 and cluster2 (docs/search.md)"

@@ -29,6 +29,17 @@ for set in "$@"; do
 		;;
 	esac
 done
+# Every kube-apiserver and controller manager holds inotify instances (its
+# certificate watchers); the suites run several control planes at once, and
+# Linux's default of 128 per user runs out beside a running demo environment
+# ("couldn't initialize inotify: too many open files"). Raise it as root.
+inotify=/proc/sys/fs/inotify/max_user_instances
+if [ -w "$inotify" ] && [ "$(cat "$inotify")" -lt 1024 ]; then
+	echo "raising fs.inotify.max_user_instances from $(cat "$inotify") to 1024 (control planes' certificate watchers)"
+	echo 1024 >"$inotify"
+elif [ -r "$inotify" ] && [ "$(cat "$inotify")" -lt 1024 ]; then
+	echo "note: fs.inotify.max_user_instances is $(cat "$inotify"); with a demo running beside the tests, raise it: sudo sysctl fs.inotify.max_user_instances=1024" >&2
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && have apt-get; then
 	echo "installing from Debian: ${need[*]}"

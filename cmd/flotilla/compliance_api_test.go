@@ -14,14 +14,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
@@ -89,19 +88,7 @@ func TestComplianceThroughHubAPI(t *testing.T) {
 	done, err := fleet.StartHub(ctx, hub.Options{Config: env.Hub.Config, ComplianceDB: db, APIAddress: ip.String()}, 2*time.Minute)
 	require.NoError(t, err)
 	defer func() { cancel(); <-done }()
-	apis := aggregator.NewForConfigOrDie(env.Hub.Config)
-	require.Eventually(t, func() bool {
-		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, cond := range s.Status.Conditions {
-			if cond.Type == apiregistrationv1.Available {
-				return cond.Status == apiregistrationv1.ConditionTrue
-			}
-		}
-		return false
-	}, time.Minute, 100*time.Millisecond, "the hub's APIService turns Available")
+	require.NoError(t, aggregatedtest.WaitAvailable(ctx, env.Hub.Config, apigroup.APIServiceName, time.Minute))
 
 	out, errOut, code := runPolicyCLI(t, "compliance", "history", "--kubeconfig", alice)
 	require.Equal(t, 0, code, errOut)

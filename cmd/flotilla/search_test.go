@@ -12,14 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/search/apigroup"
 	"flotilla.dev/flotilla/search/index"
@@ -65,19 +64,7 @@ func TestSearchCLI(t *testing.T) {
 	done, err := fleet.StartHub(ctx, hub.Options{Config: env.Hub.Config, SearchDB: db, APIAddress: ip.String()}, 2*time.Minute)
 	require.NoError(t, err)
 	defer func() { cancel(); <-done }()
-	apis := aggregator.NewForConfigOrDie(env.Hub.Config)
-	require.Eventually(t, func() bool {
-		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, cond := range s.Status.Conditions {
-			if cond.Type == apiregistrationv1.Available {
-				return cond.Status == apiregistrationv1.ConditionTrue
-			}
-		}
-		return false
-	}, time.Minute, 100*time.Millisecond, "the search APIService turns Available")
+	require.NoError(t, aggregatedtest.WaitAvailable(ctx, env.Hub.Config, apigroup.APIServiceName, time.Minute))
 
 	kc := env.Hub.KubeconfigPath
 	out, errOut, code := runPolicyCLI(t, "search", "pods", "--kubeconfig", kc, "--cluster-selector", "env=prod", "-l", "app=web", "--image", "nginx:1.25")

@@ -3,10 +3,8 @@ package apigroup_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,13 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/pki"
 	"flotilla.dev/flotilla/internal/scheme"
@@ -153,64 +149,12 @@ func fixture(ctx context.Context, c client.Client) error {
 // serve starts the aggregated server with the search group and waits until
 // the APIService is Available.
 func serve(ctx context.Context, c client.Client, dir string) (<-chan error, error) {
-	ip, err := aggregated.HostIP()
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	svc := types.NamespacedName{Namespace: "flotilla-test", Name: "search-api"}
-	ca, err := pki.NewCA("test-serving-ca", time.Hour)
-	if err != nil {
-		return nil, err
-	}
-	kp, err := ca.Issue(pki.CertRequest{CommonName: "search-api", DNSNames: []string{svc.Name + "." + svc.Namespace + ".svc"}})
-	if err != nil {
-		return nil, err
-	}
-	if err := pki.WriteFiles(dir, "serving", kp.CertPEM, kp.KeyPEM); err != nil {
-		return nil, err
-	}
 	group, err := apigroup.New(apigroup.Options{Index: store, Reader: c, Access: apigroup.NewAccess(cs)})
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort(ip.String(), strconv.Itoa(port))
-	srv, err := aggregated.New(aggregated.Options{Config: hubConfig, Groups: []aggregated.Group{group}, BindAddress: addr,
-		CertFile: filepath.Join(dir, "serving.crt"), KeyFile: filepath.Join(dir, "serving.key"), CABundle: ca.CertPEM,
-		Service: svc, Endpoint: addr, RemoveOnStop: true})
-	if err != nil {
-		return nil, err
-	}
-	stopped := make(chan error, 1)
-	go func() { stopped <- srv.Start(ctx) }()
-	apis, err := aggregator.NewForConfig(hubConfig)
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
-		if err == nil {
-			for _, cond := range s.Status.Conditions {
-				if cond.Type == apiregistrationv1.Available && cond.Status == apiregistrationv1.ConditionTrue {
-					return stopped, nil
-				}
-			}
-		}
-		select {
-		case err := <-stopped:
-			return nil, fmt.Errorf("stopped: %v", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("APIService %s not Available within a minute: %+v (%v)", apigroup.APIServiceName, s, err)
-		}
-	}
+	_, stopped, err := aggregatedtest.Serve(ctx, hubConfig, dir, types.NamespacedName{Namespace: "flotilla-test", Name: "search-api"}, group)
+	return stopped, err
 }
 
 // userConfig is the hub's config with a token of ServiceAccount users/<sa>.

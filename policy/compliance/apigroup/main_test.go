@@ -4,14 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,13 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
-	"flotilla.dev/flotilla/internal/aggregated"
-	"flotilla.dev/flotilla/internal/pki"
+	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/compliance"
 	"flotilla.dev/flotilla/policy/compliance/apigroup"
@@ -160,65 +154,18 @@ func serve(ctx context.Context, c client.Client, dir string) (<-chan error, erro
 		ev("ns2/policy-ns2", compliance.NonCompliant, 3*day)); err != nil {
 		return nil, err
 	}
-	ip, err := aggregated.HostIP()
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	svc := types.NamespacedName{Namespace: "flotilla-test", Name: "compliance-api"}
-	ca, err := pki.NewCA("test-serving-ca", time.Hour)
-	if err != nil {
-		return nil, err
-	}
-	kp, err := ca.Issue(pki.CertRequest{CommonName: "compliance-api", DNSNames: []string{svc.Name + "." + svc.Namespace + ".svc"}})
-	if err != nil {
-		return nil, err
-	}
-	if err := pki.WriteFiles(dir, "serving", kp.CertPEM, kp.KeyPEM); err != nil {
-		return nil, err
-	}
 	group, err := apigroup.New(apigroup.Options{Reader: c, Access: web.NewAuthorizer(cs), History: store, Now: func() time.Time { return now }})
 	if err != nil {
 		return nil, err
 	}
-	addr := net.JoinHostPort(ip.String(), strconv.Itoa(port))
-	srv, err := aggregated.New(aggregated.Options{Config: hubConfig, Groups: []aggregated.Group{group}, BindAddress: addr,
-		CertFile: filepath.Join(dir, "serving.crt"), KeyFile: filepath.Join(dir, "serving.key"), CABundle: ca.CertPEM,
-		Service: svc, Endpoint: addr, RemoveOnStop: true, Log: funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})})
+	url, stopped, err := aggregatedtest.Serve(ctx, hubConfig, dir, types.NamespacedName{Namespace: "flotilla-test", Name: "compliance-api"}, group)
 	if err != nil {
 		return nil, err
 	}
-	direct = "https://" + addr
-	stopped := make(chan error, 1)
-	go func() { stopped <- srv.Start(ctx); store.Close() }()
-	apis, err := aggregator.NewForConfig(hubConfig)
-	if err != nil {
-		return nil, err
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
-		if err == nil {
-			for _, cond := range s.Status.Conditions {
-				if cond.Type == apiregistrationv1.Available && cond.Status == apiregistrationv1.ConditionTrue {
-					return stopped, nil
-				}
-			}
-		}
-		select {
-		case err := <-stopped:
-			return nil, fmt.Errorf("stopped: %v", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("APIService %s not Available within a minute: %+v (%v)", apigroup.APIServiceName, s, err)
-		}
-	}
+	direct = url
+	done := make(chan error, 1)
+	go func() { done <- <-stopped; store.Close() }()
+	return done, nil
 }
 
 // userConfig is the hub's config with a token of ServiceAccount users/<sa>

@@ -16,14 +16,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
-	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"flotilla.dev/flotilla/addons/ops"
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/internal/aggregated"
+	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/search/agent"
 	"flotilla.dev/flotilla/search/apigroup"
@@ -80,20 +79,5 @@ func setup(ctx context.Context, f *fleet.Fleet) error {
 	}); err != nil {
 		return fmt.Errorf("enable the search addon: %w", err)
 	}
-	apis, err := aggregator.NewForConfig(f.Hub.Config)
-	if err != nil {
-		return err
-	}
-	return wait.PollUntilContextTimeout(ctx, tick, timeout, true, func(ctx context.Context) (bool, error) {
-		s, err := apis.ApiregistrationV1().APIServices().Get(ctx, apigroup.APIServiceName, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range s.Status.Conditions {
-			if c.Type == apiregistrationv1.Available && c.Status == apiregistrationv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	return aggregatedtest.WaitAvailable(ctx, f.Hub.Config, apigroup.APIServiceName, timeout)
 }

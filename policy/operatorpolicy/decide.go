@@ -333,9 +333,9 @@ func decidePlans(dec *Decision, p *policyv1beta1.OperatorPolicy, sub *operatorsv
 			shared := ownedByOther(&ip, sub)
 			for _, csv := range ip.Spec.ClusterServiceVersionNames {
 				// A plan OLM shares with another Subscription of the
-				// namespace holds that operator's CSVs too: the policy does
-				// not govern them, so it never approves them.
-				if shared || !allowed(p.Spec.Versions, csv) {
+				// namespace holds that operator's CSVs too: the policy
+				// approves them only when spec.versions lists them.
+				if (shared && len(p.Spec.Versions) == 0) || !allowed(p.Spec.Versions, csv) {
 					needApproval = append(needApproval, csv)
 				}
 			}

@@ -158,6 +158,11 @@ func TestDecide(t *testing.T) {
 				"there are CRDs present for the operator, all operator Deployments have their minimum availability, CatalogSource was found",
 		},
 		{
+			name: "shared upgrade plan whose CSVs spec.versions lists: approved", policy: opPolicy(enforce, musthave, sub, "compliance-operator.v1.6.0", "compliance-operator.v1.7.0", "other-operator.v2.0.0"),
+			facts: shared, state: policyv1.Compliant,
+			actions: []string{"approve InstallPlan openshift-compliance/install-c"},
+		},
+		{
 			name: "installed version not allowed", policy: opPolicy(inform, musthave, sub, "compliance-operator.v1.7.0"), facts: installed(), state: policyv1.NonCompliant,
 			message: "NonCompliant; the policy spec is valid, the OperatorGroup matches what is required by the policy, the Subscription matches what is required by the policy, " +
 				"no InstallPlans requiring approval were found, ClusterServiceVersion (compliance-operator.v1.6.0) is not an approved version, " +

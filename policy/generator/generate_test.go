@@ -170,6 +170,44 @@ func TestKustomizeRefusals(t *testing.T) {
 	require.ErrorContains(t, err, "has no kustomization.yaml")
 }
 
+// TestKustomizeOutsideRefused: a manifest kustomization (or one it includes)
+// naming a kustomization outside the configuration's directory, directly or
+// through a symlink, is refused; one elsewhere inside it is built.
+func TestKustomizeOutsideRefused(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "gen")
+	write := func(rel, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
+	}
+	write("secrets/kustomization.yaml", "resources:\n- s.yaml\n")
+	write("secrets/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: private\n")
+	write("gen/base/kustomization.yaml", "resources:\n- cm.yaml\n")
+	write("gen/base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	write("gen/up/kustomization.yaml", "resources:\n- ../../secrets\n")
+	write("gen/nested/kustomization.yaml", "resources:\n- ../up\n")
+	write("gen/abs/kustomization.yaml", "resources:\n- "+filepath.Join(root, "secrets")+"\n")
+	write("gen/link/kustomization.yaml", "resources:\n- l\n")
+	require.NoError(t, os.Symlink(filepath.Join(root, "secrets"), filepath.Join(dir, "link", "l")))
+	write("gen/ok/kustomization.yaml", "resources:\n- ../base\n")
+	for _, tc := range []struct{ name, path, want string }{
+		{"parent", "up", "names ../../secrets, outside"},
+		{"through an included kustomization", "nested", "names ../../secrets, outside"},
+		{"absolute", "abs", ", outside"},
+		{"symlink", "link", "names l, outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write("gen/gen.yaml", head+"policyDefaults:\n  namespace: p\npolicies:\n- name: a\n  manifests:\n  - path: "+tc.path+"\n")
+			_, err := File(filepath.Join(dir, "gen.yaml"), Options{})
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "reads files below the configuration's directory only")
+		})
+	}
+	write("gen/gen.yaml", head+"policyDefaults:\n  namespace: p\npolicies:\n- name: a\n  manifests:\n  - path: ok\n")
+	_, err := File(filepath.Join(dir, "gen.yaml"), Options{})
+	require.NoError(t, err)
+}
+
 // TestKustomizeRemoteFiles: kustomize fetches an http(s) URL wherever it
 // loads a file (patches, generator files, openapi, ...) and clones SCP-style
 // and mixed-case GitHub resources with git; all are refused before kustomize

@@ -95,7 +95,7 @@ func (c *Config) readManifest(m *Manifest) ([]map[string]any, error) {
 	}
 	var objs []map[string]any
 	if info.IsDir() {
-		objs, err = readDirectory(path)
+		objs, err = readDirectory(path, c.BaseDir)
 		if err != nil {
 			return nil, err
 		}
@@ -122,8 +122,9 @@ func (c *Config) readManifest(m *Manifest) ([]map[string]any, error) {
 }
 
 // readDirectory reads a directory's YAML files in name order, or, when it
-// has a kustomization, what kustomize builds from it.
-func readDirectory(dir string) ([]map[string]any, error) {
+// has a kustomization, what kustomize builds from it (reading nothing
+// outside root).
+func readDirectory(dir, root string) ([]map[string]any, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func readDirectory(dir string) ([]map[string]any, error) {
 		}
 		switch e.Name() {
 		case "kustomization.yaml", "kustomization.yml":
-			return kustomize(dir)
+			return kustomize(dir, root)
 		}
 		if ext := filepath.Ext(e.Name()); ext == ".yaml" || ext == ".yml" {
 			files = append(files, filepath.Join(dir, e.Name()))
@@ -154,9 +155,9 @@ func readDirectory(dir string) ([]map[string]any, error) {
 
 // kustomize builds a kustomization directory with kustomize's defaults (no
 // plugins, files only from below the kustomization), after checking that it
-// names no remote resource.
-func kustomize(dir string) ([]map[string]any, error) {
-	if err := checkLocal(dir, map[string]bool{}); err != nil {
+// names no remote resource and no kustomization outside root.
+func kustomize(dir, root string) ([]map[string]any, error) {
+	if err := checkLocal(dir, root, map[string]bool{}); err != nil {
 		return nil, err
 	}
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
@@ -176,7 +177,11 @@ func kustomize(dir string) ([]map[string]any, error) {
 // kustomize clones with git), every field kustomize loads a file from
 // (patches, generator files and envs, openapi, crds, configurations,
 // replacements) is checked, since kustomize fetches an http(s) URL there.
-func checkLocal(dir string, seen map[string]bool) error {
+//
+// kustomize keeps the files a kustomization loads below its own directory,
+// but follows resources, bases and components into any directory: one
+// outside root (after symlinks) is refused.
+func checkLocal(dir, root string, seen map[string]bool) error {
 	if seen[dir] {
 		return nil
 	}
@@ -206,9 +211,19 @@ func checkLocal(dir string, seen map[string]bool) error {
 		if isRemote(r) {
 			return fmt.Errorf("%s names the remote resource %s: policy generate reads local files only", file, r)
 		}
-		sub := filepath.Join(dir, r)
+		sub := r
+		if !filepath.IsAbs(sub) {
+			sub = filepath.Join(dir, r)
+		}
 		if info, err := os.Stat(sub); err == nil && info.IsDir() {
-			if err := checkLocal(sub, seen); err != nil {
+			real, err := filepath.EvalSymlinks(sub)
+			if err != nil {
+				return err
+			}
+			if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s names %s, outside %s: policy generate reads files below the configuration's directory only", file, r, root)
+			}
+			if err := checkLocal(real, root, seen); err != nil {
 				return err
 			}
 		}

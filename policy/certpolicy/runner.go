@@ -103,16 +103,21 @@ func Run(ctx context.Context, o Options) error {
 	return mgr.Start(ctx)
 }
 
-// slimSecret drops what the engine never reads: managed fields, and the data
-// of Secrets that hold no certificate.
+// slimSecret drops what the engine never reads: managed fields, annotations
+// (kubectl's last-applied-configuration holds the whole Secret), and every
+// data key but the certificate's, so private keys (tls.key) and the data of
+// Secrets that hold no certificate are never kept in the agent's memory.
 func slimSecret(obj any) (any, error) {
 	s, ok := obj.(*corev1.Secret)
 	if !ok {
 		return obj, nil
 	}
-	s.ManagedFields = nil
-	if !Holds(s) {
-		s.Data, s.StringData = nil, nil
+	s.ManagedFields, s.Annotations, s.StringData = nil, nil, nil
+	key := certKey(s)
+	if cert, ok := s.Data[key]; ok {
+		s.Data = map[string][]byte{key: cert}
+	} else {
+		s.Data = nil
 	}
 	return s, nil
 }

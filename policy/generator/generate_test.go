@@ -169,3 +169,76 @@ func TestKustomizeRefusals(t *testing.T) {
 	_, err = Kustomize(t.TempDir())
 	require.ErrorContains(t, err, "has no kustomization.yaml")
 }
+
+// TestKustomizeOutsideRefused: a manifest kustomization (or one it includes)
+// naming a kustomization outside the configuration's directory, directly or
+// through a symlink, is refused; one elsewhere inside it is built.
+func TestKustomizeOutsideRefused(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "gen")
+	write := func(rel, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
+	}
+	write("secrets/kustomization.yaml", "resources:\n- s.yaml\n")
+	write("secrets/s.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: private\n")
+	write("gen/base/kustomization.yaml", "resources:\n- cm.yaml\n")
+	write("gen/base/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+	write("gen/up/kustomization.yaml", "resources:\n- ../../secrets\n")
+	write("gen/nested/kustomization.yaml", "resources:\n- ../up\n")
+	write("gen/abs/kustomization.yaml", "resources:\n- "+filepath.Join(root, "secrets")+"\n")
+	write("gen/link/kustomization.yaml", "resources:\n- l\n")
+	require.NoError(t, os.Symlink(filepath.Join(root, "secrets"), filepath.Join(dir, "link", "l")))
+	write("gen/ok/kustomization.yaml", "resources:\n- ../base\n")
+	for _, tc := range []struct{ name, path, want string }{
+		{"parent", "up", "names ../../secrets, outside"},
+		{"through an included kustomization", "nested", "names ../../secrets, outside"},
+		{"absolute", "abs", ", outside"},
+		{"symlink", "link", "names l, outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			write("gen/gen.yaml", head+"policyDefaults:\n  namespace: p\npolicies:\n- name: a\n  manifests:\n  - path: "+tc.path+"\n")
+			_, err := File(filepath.Join(dir, "gen.yaml"), Options{})
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "reads files below the configuration's directory only")
+		})
+	}
+	write("gen/gen.yaml", head+"policyDefaults:\n  namespace: p\npolicies:\n- name: a\n  manifests:\n  - path: ok\n")
+	_, err := File(filepath.Join(dir, "gen.yaml"), Options{})
+	require.NoError(t, err)
+}
+
+// TestKustomizeRemoteFiles: kustomize fetches an http(s) URL wherever it
+// loads a file (patches, generator files, openapi, ...) and clones SCP-style
+// and mixed-case GitHub resources with git; all are refused before kustomize
+// runs, in every kustomization file name, and a URL inside an inline patch or
+// an annotation is not mistaken for a remote file.
+func TestKustomizeRemoteFiles(t *testing.T) {
+	for _, tc := range []struct{ name, file, content, want string }{
+		{"patch path", "kustomization.yaml", "patches:\n- path: https://127.0.0.1:1/p.yaml\n", "names the remote file https://127.0.0.1:1/p.yaml"},
+		{"configMap file", "kustomization.yaml", "configMapGenerator:\n- name: c\n  files:\n  - k=HTTP://127.0.0.1:1/x\n", "names the remote file k=HTTP://127.0.0.1:1/x"},
+		{"secret envs", "kustomization.yaml", "secretGenerator:\n- name: c\n  envs:\n  - http://127.0.0.1:1/e\n", "names the remote file http://127.0.0.1:1/e"},
+		{"openapi", "kustomization.yaml", "openapi:\n  path: https://127.0.0.1:1/o.json\n", "names the remote file https://127.0.0.1:1/o.json"},
+		{"strategic merge", "kustomization.yaml", "patchesStrategicMerge:\n- https://127.0.0.1:1/s.yaml\n", "names the remote file"},
+		{"scp style", "kustomization.yaml", "resources:\n- deploy@git.example.com:org/repo.git\n", "names the remote resource deploy@git.example.com:org/repo.git"},
+		{"mixed case github", "kustomization.yaml", "resources:\n- GitHub.com/org/repo\n", "names the remote resource GitHub.com/org/repo"},
+		{"Kustomization file name", "Kustomization", "resources:\n- https://127.0.0.1:1/app.yaml\n", "names the remote resource https://127.0.0.1:1/app.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.content), 0o644))
+			_, err := Kustomize(dir)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, "policy generate reads local files only")
+		})
+	}
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(
+		"resources:\n- cm.yaml\ncommonAnnotations:\n  docs: https://example.com/docs\n"+
+			"patches:\n- patch: |\n    - op: add\n      path: /data\n      value: {url: \"https://example.com\"}\n  target:\n    kind: ConfigMap\n"), 0o644))
+	objs, err := Kustomize(dir)
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+}

@@ -45,7 +45,11 @@ func Kustomize(dir string) ([]map[string]any, error) {
 	if file == "" {
 		return nil, fmt.Errorf("%s has no kustomization.yaml", dir)
 	}
-	if err := checkLocal(dir, map[string]bool{}); err != nil {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLocal(dir, root, map[string]bool{}); err != nil {
 		return nil, err
 	}
 	data, err := os.ReadFile(file)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -94,7 +95,7 @@ func (c *Config) readManifest(m *Manifest) ([]map[string]any, error) {
 	}
 	var objs []map[string]any
 	if info.IsDir() {
-		objs, err = readDirectory(path)
+		objs, err = readDirectory(path, c.BaseDir)
 		if err != nil {
 			return nil, err
 		}
@@ -121,8 +122,9 @@ func (c *Config) readManifest(m *Manifest) ([]map[string]any, error) {
 }
 
 // readDirectory reads a directory's YAML files in name order, or, when it
-// has a kustomization, what kustomize builds from it.
-func readDirectory(dir string) ([]map[string]any, error) {
+// has a kustomization, what kustomize builds from it (reading nothing
+// outside root).
+func readDirectory(dir, root string) ([]map[string]any, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -134,7 +136,7 @@ func readDirectory(dir string) ([]map[string]any, error) {
 		}
 		switch e.Name() {
 		case "kustomization.yaml", "kustomization.yml":
-			return kustomize(dir)
+			return kustomize(dir, root)
 		}
 		if ext := filepath.Ext(e.Name()); ext == ".yaml" || ext == ".yml" {
 			files = append(files, filepath.Join(dir, e.Name()))
@@ -153,9 +155,9 @@ func readDirectory(dir string) ([]map[string]any, error) {
 
 // kustomize builds a kustomization directory with kustomize's defaults (no
 // plugins, files only from below the kustomization), after checking that it
-// names no remote resource.
-func kustomize(dir string) ([]map[string]any, error) {
-	if err := checkLocal(dir, map[string]bool{}); err != nil {
+// names no remote resource and no kustomization outside root.
+func kustomize(dir, root string) ([]map[string]any, error) {
+	if err := checkLocal(dir, root, map[string]bool{}); err != nil {
 		return nil, err
 	}
 	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
@@ -170,19 +172,21 @@ func kustomize(dir string) ([]map[string]any, error) {
 }
 
 // checkLocal refuses a kustomization (and the local ones it includes) that
-// names a remote resource: generate reads local files only.
-func checkLocal(dir string, seen map[string]bool) error {
+// names a remote resource or a remote file: generate reads local files only.
+// Besides resources, bases, components and plugin configurations (which
+// kustomize clones with git), every field kustomize loads a file from
+// (patches, generator files and envs, openapi, crds, configurations,
+// replacements) is checked, since kustomize fetches an http(s) URL there.
+//
+// kustomize keeps the files a kustomization loads below its own directory,
+// but follows resources, bases and components into any directory: one
+// outside root (after symlinks) is refused.
+func checkLocal(dir, root string, seen map[string]bool) error {
 	if seen[dir] {
 		return nil
 	}
 	seen[dir] = true
-	var file string
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			file = filepath.Join(dir, name)
-			break
-		}
-	}
+	file := KustomizationFile(dir)
 	if file == "" {
 		return nil
 	}
@@ -190,19 +194,13 @@ func checkLocal(dir string, seen map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	var k struct {
-		Resources    []string `json:"resources"`
-		Bases        []string `json:"bases"`
-		Components   []string `json:"components"`
-		Generators   []any    `json:"generators"`
-		Transformers []any    `json:"transformers"`
-		Validators   []any    `json:"validators"`
-	}
+	var k map[string]any
 	if err := yaml.Unmarshal(data, &k); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	refs := append(append(k.Resources, k.Bases...), k.Components...)
-	for _, list := range [][]any{k.Generators, k.Transformers, k.Validators} {
+	var refs []string
+	for _, key := range []string{"resources", "bases", "components", "generators", "transformers", "validators"} {
+		list, _ := k[key].([]any)
 		for _, v := range list {
 			if s, ok := v.(string); ok { // the others are inline configurations
 				refs = append(refs, s)
@@ -213,19 +211,69 @@ func checkLocal(dir string, seen map[string]bool) error {
 		if isRemote(r) {
 			return fmt.Errorf("%s names the remote resource %s: policy generate reads local files only", file, r)
 		}
-		sub := filepath.Join(dir, r)
+		sub := r
+		if !filepath.IsAbs(sub) {
+			sub = filepath.Join(dir, r)
+		}
 		if info, err := os.Stat(sub); err == nil && info.IsDir() {
-			if err := checkLocal(sub, seen); err != nil {
+			real, err := filepath.EvalSymlinks(sub)
+			if err != nil {
+				return err
+			}
+			if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s names %s, outside %s: policy generate reads files below the configuration's directory only", file, r, root)
+			}
+			if err := checkLocal(real, root, seen); err != nil {
 				return err
 			}
 		}
 	}
+	var remote string
+	walkLoaded(k, "", func(s string) {
+		if remote == "" && strings.Contains(strings.ToLower(s), "://") {
+			remote = s
+		}
+	})
+	if remote != "" {
+		return fmt.Errorf("%s names the remote file %s: policy generate reads local files only", file, remote)
+	}
 	return nil
 }
 
+// loadedKeys are the kustomization fields (at any depth) whose strings are
+// file paths kustomize loads, and so may fetch when they are URLs.
+var loadedKeys = map[string]bool{"path": true, "files": true, "envs": true, "env": true, "crds": true,
+	"configurations": true, "patchesStrategicMerge": true}
+
+// walkLoaded calls fn with every one-line string under a loadedKeys field.
+func walkLoaded(v any, key string, fn func(string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			walkLoaded(e, k, fn)
+		}
+	case []any:
+		for _, e := range t {
+			walkLoaded(e, key, fn)
+		}
+	case string:
+		if loadedKeys[key] && !strings.Contains(t, "\n") {
+			fn(t)
+		}
+	}
+}
+
+// scpUser is the user@ of an SCP-style git URL (user@host:org/repo), which
+// kustomize clones for any user name.
+var scpUser = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*@`)
+
 func isRemote(r string) bool {
-	for _, p := range []string{"://", "git@", "github.com/", "gitlab.com/", "bitbucket.org/", "?ref=", "?version="} {
-		if strings.Contains(r, p) {
+	l := strings.ToLower(r)
+	if scpUser.MatchString(r) || strings.HasPrefix(l, "git::") {
+		return true
+	}
+	for _, p := range []string{"://", "github.com/", "github.com:", "gitlab.com/", "bitbucket.org/", "?ref=", "?version="} {
+		if strings.Contains(l, p) {
 			return true
 		}
 	}

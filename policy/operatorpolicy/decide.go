@@ -330,8 +330,12 @@ func decidePlans(dec *Decision, p *policyv1beta1.OperatorPolicy, sub *operatorsv
 				continue
 			}
 			var needApproval []string
+			shared := ownedByOther(&ip, sub)
 			for _, csv := range ip.Spec.ClusterServiceVersionNames {
-				if !allowed(p.Spec.Versions, csv) {
+				// A plan OLM shares with another Subscription of the
+				// namespace holds that operator's CSVs too: the policy
+				// approves them only when spec.versions lists them.
+				if (shared && len(p.Spec.Versions) == 0) || !allowed(p.Spec.Versions, csv) {
 					needApproval = append(needApproval, csv)
 				}
 			}
@@ -501,6 +505,17 @@ func allowed(versions []policyv1.NonEmptyString, csv string) bool {
 func ownedBy(ip *operatorsv1alpha1.InstallPlan, sub *operatorsv1alpha1.Subscription) bool {
 	for _, o := range ip.OwnerReferences {
 		if o.Kind == operatorsv1alpha1.SubscriptionKind && o.Name == sub.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// ownedByOther reports whether ip is also owned by a Subscription other than
+// sub (OLM resolves a namespace's Subscriptions together into one plan).
+func ownedByOther(ip *operatorsv1alpha1.InstallPlan, sub *operatorsv1alpha1.Subscription) bool {
+	for _, o := range ip.OwnerReferences {
+		if o.Kind == operatorsv1alpha1.SubscriptionKind && o.Name != sub.Name {
 			return true
 		}
 	}

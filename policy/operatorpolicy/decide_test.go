@@ -88,6 +88,12 @@ func TestDecide(t *testing.T) {
 	upgrade.InstallPlans = append(upgrade.InstallPlans, plan("install-b", operatorsv1alpha1.InstallPlanPhaseRequiresApproval, "compliance-operator.v1.7.0"))
 	unavailable := installed()
 	unavailable.Deployments = []appsv1.Deployment{deployment("compliance-operator", false)}
+	// OLM resolved another Subscription of the namespace into the same plan:
+	// its CSV (a gated upgrade of another operator) is not the policy's to approve.
+	shared := installed()
+	sp := plan("install-c", operatorsv1alpha1.InstallPlanPhaseRequiresApproval, "compliance-operator.v1.7.0", "other-operator.v2.0.0")
+	sp.OwnerReferences = append(sp.OwnerReferences, metav1.OwnerReference{Kind: "Subscription", Name: "other-operator", APIVersion: "operators.coreos.com/v1alpha1", UID: "o"})
+	shared.InstallPlans = append(shared.InstallPlans, sp)
 	failed := installed()
 	failed.CSV = csv("compliance-operator.v1.6.0", operatorsv1alpha1.CSVPhaseFailed)
 	failed.CSV.Status.Reason, failed.CSV.Status.Message = "InstallCheckFailed", "install timeout"
@@ -143,6 +149,18 @@ func TestDecide(t *testing.T) {
 				"an InstallPlan to update to [compliance-operator.v1.7.0] is available for approval but approval for [compliance-operator.v1.7.0] is required, " +
 				"ClusterServiceVersion (compliance-operator.v1.6.0) - install strategy completed with no errors, " +
 				"there are CRDs present for the operator, all operator Deployments have their minimum availability, CatalogSource was found",
+		},
+		{
+			name: "upgrade plan shared with another Subscription, Automatic, enforce: not approved", policy: opPolicy(enforce, musthave, sub), facts: shared, state: policyv1.Compliant,
+			message: "Compliant; the policy spec is valid, the OperatorGroup matches what is required by the policy, the Subscription matches what is required by the policy, " +
+				"an InstallPlan to update to [compliance-operator.v1.7.0, other-operator.v2.0.0] is available for approval but approval for [compliance-operator.v1.7.0, other-operator.v2.0.0] is required, " +
+				"ClusterServiceVersion (compliance-operator.v1.6.0) - install strategy completed with no errors, " +
+				"there are CRDs present for the operator, all operator Deployments have their minimum availability, CatalogSource was found",
+		},
+		{
+			name: "shared upgrade plan whose CSVs spec.versions lists: approved", policy: opPolicy(enforce, musthave, sub, "compliance-operator.v1.6.0", "compliance-operator.v1.7.0", "other-operator.v2.0.0"),
+			facts: shared, state: policyv1.Compliant,
+			actions: []string{"approve InstallPlan openshift-compliance/install-c"},
 		},
 		{
 			name: "installed version not allowed", policy: opPolicy(inform, musthave, sub, "compliance-operator.v1.7.0"), facts: installed(), state: policyv1.NonCompliant,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -338,6 +339,9 @@ func (p *Policy) divide(ms []manifest, in Input) ([]Workload, error) {
 		desired := int64(1)
 		if obj.Spec.Replicas != nil {
 			desired = *obj.Spec.Replicas
+		}
+		if desired > math.MaxInt32 {
+			return nil, &RenderError{Manifest: m.id.String(), Err: fmt.Errorf("spec.replicas %d is above %d, the most a workload can ask for", desired, math.MaxInt32)}
 		}
 		wl := Workload{Group: m.id.Group, Kind: m.id.Kind, Namespace: m.id.Namespace, Name: m.id.Name, Resource: res, Desired: desired}
 		var err error

@@ -233,3 +233,11 @@ func TestRenderKeepsLargeIntegers(t *testing.T) {
 	require.NoError(t, out.Works["eu-1"].Err)
 	assert.Contains(t, string(out.Works["eu-1"].Spec.Workload.Manifests[0].Raw), `"big":9007199254740993`)
 }
+
+func TestRenderRefusesReplicasAboveInt32(t *testing.T) {
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Replicas: &distv1alpha1.ReplicaDivision{Type: distv1alpha1.Capacity}})
+	require.NoError(t, err)
+	huge := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"apps"},"spec":{"replicas":9223372036854775807}}`
+	out := p.Render(Input{Template: template(huge), Clusters: []Cluster{eu1, us1}})
+	assert.ErrorContains(t, out.Works["eu-1"].Err, "replica division on Deployment.apps apps/web: spec.replicas 9223372036854775807 is above 2147483647")
+}

@@ -241,3 +241,38 @@ func TestRenderRefusesReplicasAboveInt32(t *testing.T) {
 	out := p.Render(Input{Template: template(huge), Clusters: []Cluster{eu1, us1}})
 	assert.ErrorContains(t, out.Works["eu-1"].Err, "replica division on Deployment.apps apps/web: spec.replicas 9223372036854775807 is above 2147483647")
 }
+
+// TestRenderRefusesIdentityChanges: a policy changes a manifest's content,
+// never which object it is. Whoever may write a DistributionPolicy but not
+// works must not turn a ConfigMap into a ClusterRoleBinding (applied by the
+// agent, cluster-admin on most clusters) or move it to another namespace.
+func TestRenderRefusesIdentityChanges(t *testing.T) {
+	crb := json.RawMessage(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"pwn"},` +
+		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"Group","name":"system:anonymous"}]}`)
+	tests := []struct {
+		name string
+		ops  []distv1alpha1.JSONPatchOperation
+	}{
+		{"add at the root", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "", Value: &apiextensionsv1.JSON{Raw: crb}}}},
+		{"kind", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/kind", Value: jsonValue("Secret")}}},
+		{"apiVersion", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/apiVersion", Value: jsonValue("v2")}}},
+		{"namespace", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/metadata/namespace", Value: jsonValue("kube-system")}}},
+		{"name", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/metadata/name", Value: jsonValue("{{ cluster.name }}")}}},
+		{"generateName", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/metadata/generateName", Value: jsonValue("x-")}}},
+		{"the whole metadata", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/metadata", Value: jsonValue(map[string]any{"name": "c", "namespace": "kube-system"})}}},
+		{"moved from data", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/data/k", Value: jsonValue("Secret")}, {Op: "move", From: "/data/k", Path: "/kind"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{{Name: "evil", JSONPatch: tc.ops}}})
+			require.NoError(t, err)
+			out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"apps"},"data":{}}`), Clusters: []Cluster{eu1}})
+			assert.ErrorContains(t, out.Works["eu-1"].Err, "an override may not change apiVersion, kind, metadata.name")
+		})
+	}
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{{Name: "fine", JSONPatch: []distv1alpha1.JSONPatchOperation{
+		{Op: "replace", Path: "/metadata", Value: jsonValue(map[string]any{"name": "c", "namespace": "apps", "labels": map[string]any{"a": "b"}})}}}}})
+	require.NoError(t, err)
+	out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"apps"},"data":{}}`), Clusters: []Cluster{eu1}})
+	assert.NoError(t, out.Works["eu-1"].Err, "a patch that keeps the identity is fine")
+}

@@ -256,3 +256,16 @@ func TestConditionBoundsFailures(t *testing.T) {
 		assert.True(t, utf8.ValidString(f.Message))
 	}
 }
+
+// TestRenderKeyTellsClaimsApart: a cluster chooses its claims' values; one
+// holding the key's separators must not give the key of other claims (the
+// render cached for those would be reused).
+func TestRenderKeyTellsClaimsApart(t *testing.T) {
+	f := policyFacts(regionPolicy())
+	key := func(claims map[string]string) string {
+		return renderKey(f, distribute.Input{Clusters: []distribute.Cluster{{Name: "eu-1", Claims: claims}}})
+	}
+	assert.NotEqual(t, key(map[string]string{"a": "x", "b": "y"}), key(map[string]string{"a": "x\x00b=y"}))
+	assert.NotEqual(t, key(map[string]string{"a": "x=y"}), key(map[string]string{"a=x": "y"}))
+	assert.Equal(t, key(map[string]string{"a": "x", "b": "y"}), key(map[string]string{"b": "y", "a": "x"}))
+}

@@ -254,6 +254,7 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 		}
 	}
 	spec := *tmpl.DeepCopy()
+	budget := maxPatchGrowth // what the patches may add over all manifests
 	for i, m := range ms {
 		var mine []rule
 		for _, r := range rules {
@@ -273,7 +274,7 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 		obj := runtime.DeepCopyJSON(m.obj)
 		before := identityOf(m.obj)
 		for _, r := range mine {
-			next, err := r.apply(obj, c)
+			next, err := r.apply(obj, c, &budget)
 			if err != nil {
 				return Work{Err: &RenderError{Rule: r.Name, Manifest: m.id.String(), Err: err}}
 			}

@@ -2,6 +2,8 @@ package distribute
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -275,4 +277,25 @@ func TestRenderRefusesIdentityChanges(t *testing.T) {
 	require.NoError(t, err)
 	out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"apps"},"data":{}}`), Clusters: []Cluster{eu1}})
 	assert.NoError(t, out.Works["eu-1"].Err, "a patch that keeps the identity is fine")
+}
+
+// TestRenderBoundsPatchGrowthPerCluster: the growth bound holds over all of a
+// cluster's rules and manifests, not per rule (64 rules each adding a little
+// less than the bound would add 64 times it).
+func TestRenderBoundsPatchGrowthPerCluster(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	var rules []distv1alpha1.OverrideRule
+	for i := 0; i < 2; i++ {
+		rules = append(rules, distv1alpha1.OverrideRule{Name: fmt.Sprintf("r%d", i),
+			JSONPatch: []distv1alpha1.JSONPatchOperation{{Op: "add", Path: fmt.Sprintf("/data/k%d", i), Value: jsonValue(big)}}})
+	}
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: rules})
+	require.NoError(t, err)
+	out := p.Render(Input{Template: template(configMap), Clusters: []Cluster{eu1}})
+	assert.ErrorContains(t, out.Works["eu-1"].Err, `override "r1" on ConfigMap apps/web-config: jsonPatch: add /data/k1: the patches would add more than 524288 bytes`)
+	p, err = Compile(distv1alpha1.DistributionPolicySpec{Overrides: rules[:1]})
+	require.NoError(t, err)
+	out = p.Render(Input{Template: template(configMap), Clusters: []Cluster{eu1, us1}})
+	assert.NoError(t, out.Works["eu-1"].Err)
+	assert.NoError(t, out.Works["us-1"].Err, "each cluster has its own bound")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -146,10 +147,16 @@ func (d distribution) condition(gen int64, policy string, works []*workv1.Manife
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		c.Message = fmt.Sprintf("DistributionPolicy %q: %d clusters could not be rendered and keep their last good ManifestWork: %s: %v",
-			policy, len(names), names[0], d.failed[names[0]])
+		c.Message = fmt.Sprintf("DistributionPolicy %q: %d clusters could not be rendered and keep their last good ManifestWork: %s: %s",
+			policy, len(names), names[0], clip(d.failed[names[0]].Error()))
 		if len(names) > 1 {
-			c.Message += fmt.Sprintf(" (and %s)", strings.Join(names[1:], ", "))
+			others := names[1:]
+			more := ""
+			if len(others) > maxNamedFailures {
+				more = fmt.Sprintf(" and %d more", len(others)-maxNamedFailures)
+				others = others[:maxNamedFailures]
+			}
+			c.Message += fmt.Sprintf(" (and %s%s)", strings.Join(others, ", "), more)
 		}
 		return c
 	}
@@ -159,6 +166,29 @@ func (d distribution) condition(gen int64, policy string, works []*workv1.Manife
 		c.Message += "; replica division waits for every placement's decisions to settle"
 	}
 	return c
+}
+
+// maxNamedFailures bounds the failed clusters a condition names besides the
+// first, and maxFailureMessage a render error's length in a status: a
+// condition's message is at most 32768 bytes (metav1.Condition), and a
+// render error may quote expanded values a cluster controls (its claims), so
+// without bounds a fleet of failures or one long claim made every status
+// write of the replica set or the policy fail.
+const (
+	maxNamedFailures  = 50
+	maxFailureMessage = 1024
+)
+
+// clip shortens s to maxFailureMessage bytes (on a rune boundary).
+func clip(s string) string {
+	if len(s) <= maxFailureMessage {
+		return s
+	}
+	cut := maxFailureMessage - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // summary is one line: the overrides and the divided workloads.
@@ -193,7 +223,7 @@ func (d distribution) replicaSetStatus(name string, works []*workv1.ManifestWork
 		if len(st.Failures) == 20 {
 			break
 		}
-		f := distv1alpha1.RenderFailure{Cluster: n, Message: d.failed[n].Error()}
+		f := distv1alpha1.RenderFailure{Cluster: n, Message: clip(d.failed[n].Error())}
 		var re *distribute.RenderError
 		if errors.As(d.failed[n], &re) {
 			f.Rule = re.Rule

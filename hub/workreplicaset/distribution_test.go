@@ -2,7 +2,11 @@ package workreplicaset
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -229,4 +233,39 @@ func TestPlanRolloutPacesADivisionChange(t *testing.T) {
 	require.Len(t, p.Apply, 1, "one cluster at a time")
 	n, _ := replicasAndImage(t, p.Apply[0].Spec)
 	assert.Equal(t, 10.0, n)
+}
+
+// TestConditionBoundsFailures: however many clusters fail, and however long
+// their errors (which may quote a cluster's claims), the condition stays
+// within metav1.Condition's 32768 bytes and the policy's failures within
+// maxFailureMessage each.
+func TestConditionBoundsFailures(t *testing.T) {
+	d := distribution{named: true, hash: map[string]string{}, failed: map[string]error{}}
+	long := errors.New(strings.Repeat("é", 5000))
+	for i := 0; i < 3000; i++ {
+		d.failed[fmt.Sprintf("cluster-with-a-long-name-of-sixty-characters-in-all-%08d", i)] = long
+	}
+	c := d.condition(1, "regions", nil)
+	assert.LessOrEqual(t, len(c.Message), 32768)
+	assert.True(t, utf8.ValidString(c.Message))
+	assert.Contains(t, c.Message, "and 2949 more)")
+	st := d.replicaSetStatus("web", nil)
+	require.Len(t, st.Failures, 20)
+	for _, f := range st.Failures {
+		assert.LessOrEqual(t, len(f.Message), maxFailureMessage)
+		assert.True(t, utf8.ValidString(f.Message))
+	}
+}
+
+// TestRenderKeyTellsClaimsApart: a cluster chooses its claims' values; one
+// holding the key's separators must not give the key of other claims (the
+// render cached for those would be reused).
+func TestRenderKeyTellsClaimsApart(t *testing.T) {
+	f := policyFacts(regionPolicy())
+	key := func(claims map[string]string) string {
+		return renderKey(f, distribute.Input{Clusters: []distribute.Cluster{{Name: "eu-1", Claims: claims}}})
+	}
+	assert.NotEqual(t, key(map[string]string{"a": "x", "b": "y"}), key(map[string]string{"a": "x\x00b=y"}))
+	assert.NotEqual(t, key(map[string]string{"a": "x=y"}), key(map[string]string{"a=x": "y"}))
+	assert.Equal(t, key(map[string]string{"a": "x", "b": "y"}), key(map[string]string{"b": "y", "a": "x"}))
 }

@@ -82,7 +82,7 @@ func renderKey(f Facts, in distribute.Input) string {
 		}
 	}
 	for _, c := range in.Clusters {
-		fmt.Fprintf(h, "c\x00%s\x00", c.Name)
+		fmt.Fprintf(h, "c%d:%s", len(c.Name), c.Name)
 		writeSorted(h, c.Labels)
 		writeSorted(h, c.Claims)
 		names := make([]string, 0, len(c.Allocatable))
@@ -107,8 +107,10 @@ func writeSorted(w io.Writer, m map[string]string) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	// Lengths first: a claim value is the cluster's to choose, and one
+	// holding the separators ("x\x00b=y") must not read as two entries.
+	fmt.Fprintf(w, "%d\x00", len(keys))
 	for _, k := range keys {
-		fmt.Fprintf(w, "%s=%s\x00", k, m[k])
+		fmt.Fprintf(w, "%d:%s%d:%s", len(k), k, len(m[k]), m[k])
 	}
-	fmt.Fprint(w, "\x01")
 }

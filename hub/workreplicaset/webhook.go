@@ -61,9 +61,8 @@ func (PolicyValidator) Handle(_ context.Context, req admission.Request) admissio
 	if err := json.Unmarshal(req.Object.Raw, &p); err != nil {
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("read DistributionPolicy: %w", err))
 	}
-	if p.DeletionTimestamp != nil {
-		return admission.Allowed("")
-	}
+	// No pass for an object being deleted: one held by a finalizer can still
+	// have its spec changed, and the controller renders with it until it goes.
 	if req.Operation == admissionv1.Update {
 		var old distv1alpha1.DistributionPolicy
 		if err := json.Unmarshal(req.OldObject.Raw, &old); err == nil && reflect.DeepEqual(old.Spec, p.Spec) {

@@ -3,6 +3,7 @@ package distribute
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,16 +66,14 @@ func Divide(total int64, weights []Weight) (map[string]int64, error) {
 	return out, nil
 }
 
-// mulDiv is the quotient and remainder of a*b/c without overflow for the
-// sizes a division meets (a replica count, weights up to a fit).
+// mulDiv is the exact quotient and remainder of a*b/c for 0 <= a, 0 <= b <= c
+// (a weight is at most the sum of the weights): the product is taken in 128
+// bits, so the shares always add up to total whatever its size (a float here
+// once lost replicas and Divide then ran off its remainders).
 func mulDiv(a, b, c int64) (q, r int64) {
-	if b == 0 || a <= math.MaxInt64/b {
-		return a * b / c, a * b % c
-	}
-	// Rare: large fits. Float is exact enough to order remainders here.
-	f := float64(a) * float64(b) / float64(c)
-	q = int64(math.Floor(f))
-	return q, int64((f - float64(q)) * 1e9)
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	uq, ur := bits.Div64(hi, lo, uint64(c)) // hi < c since a*b/c <= a < 2^63
+	return int64(uq), int64(ur)
 }
 
 // Rebalance moves from the previous assignment towards target (both over
@@ -102,7 +101,9 @@ func Rebalance(total int64, clusters []string, target, previous map[string]int64
 	}
 	var sum int64
 	for _, c := range clusters {
-		if p, ok := previous[c]; ok {
+		// A previous share outside [0, total] (a work edited by hand, or a
+		// total that shrank) is not a starting point.
+		if p, ok := previous[c]; ok && p >= 0 && p <= total {
 			out[c] = p
 		} else {
 			out[c] = target[c]
@@ -111,6 +112,7 @@ func Rebalance(total int64, clusters []string, target, previous map[string]int64
 	}
 	sorted := append([]string(nil), clusters...)
 	sort.Strings(sorted)
+	sum = levelGaps(total, sum, sorted, target, out)
 	for sum != total {
 		best, bestGap := "", int64(math.MinInt64)
 		for _, c := range sorted {
@@ -137,6 +139,70 @@ func Rebalance(total int64, clusters []string, target, previous map[string]int64
 		}
 	}
 	return out
+}
+
+// levelGaps does in one pass what Rebalance's one-replica-at-a-time loop does
+// while a gap is above the level it ends at: when sum < total every cluster's
+// gap (target - share) above level L is brought down to L, when sum > total
+// every excess (share - target) above L, with L the lowest level that moves no
+// more replicas than the difference. The loop always takes from the largest
+// gap, so it reaches the same shares; it then has fewer steps left than there
+// are clusters (a total of millions of replicas once took that many steps).
+// It returns the new sum.
+func levelGaps(total, sum int64, clusters []string, target, out map[string]int64) int64 {
+	if sum == total || len(clusters) == 0 {
+		return sum
+	}
+	give := sum < total
+	gap := func(c string) int64 {
+		if give {
+			return target[c] - out[c]
+		}
+		return out[c] - target[c]
+	}
+	diff := total - sum
+	if !give {
+		diff = sum - total
+	}
+	moved := func(level int64) int64 { // replicas moved bringing every gap down to level
+		var n int64
+		for _, c := range clusters {
+			if g := gap(c); g > level {
+				n += g - level
+				if n > diff {
+					return n
+				}
+			}
+		}
+		return n
+	}
+	var hi int64
+	for _, c := range clusters {
+		if g := gap(c); g > hi {
+			hi = g
+		}
+	}
+	lo := int64(0) // moved(hi) == 0 <= diff; find the lowest level in [0, hi] with moved <= diff
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if moved(mid) <= diff {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	for _, c := range clusters {
+		if g := gap(c); g > lo {
+			if give {
+				out[c] += g - lo
+				sum += g - lo
+			} else {
+				out[c] -= g - lo
+				sum -= g - lo
+			}
+		}
+	}
+	return sum
 }
 
 // Fit is how many replicas of a pod asking for requests fit in allocatable:

@@ -1,6 +1,9 @@
 package distribute
 
 import (
+	"math"
+	"math/rand"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +118,99 @@ func TestFit(t *testing.T) {
 			assert.Equal(t, tc.want, n)
 		})
 	}
+}
+
+// TestDivideHugeTotals: the shares add up to total at any size (a float
+// product once lost replicas there, and Divide then indexed past its
+// remainders and panicked).
+func TestDivideHugeTotals(t *testing.T) {
+	ws := []Weight{{"a", 3}, {"b", 7}, {"c", 9999}, {"d", 1}, {"e", 1 << 30}}
+	for _, total := range []int64{math.MaxInt64, math.MaxInt64 - 12345, 1 << 62, 3<<61 + 17, math.MaxInt32} {
+		got, err := Divide(total, ws)
+		require.NoError(t, err, "total %d", total)
+		assert.Equal(t, total, sum(got), "total %d", total)
+	}
+}
+
+// rebalanceOneByOne is Rebalance's documented rule taken literally: one
+// replica at a time. TestRebalanceAgreesWithOneByOne checks the leveled
+// Rebalance against it.
+func rebalanceOneByOne(total int64, clusters []string, target, previous map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	var s int64
+	for _, c := range clusters {
+		if p, ok := previous[c]; ok && p >= 0 && p <= total {
+			out[c] = p
+		} else {
+			out[c] = target[c]
+		}
+		s += out[c]
+	}
+	sorted := append([]string(nil), clusters...)
+	sort.Strings(sorted)
+	for s != total {
+		best, bestGap := "", int64(math.MinInt64)
+		for _, c := range sorted {
+			gap := target[c] - out[c]
+			if s > total {
+				if out[c] == 0 {
+					continue
+				}
+				gap = -gap
+			}
+			if gap > bestGap {
+				best, bestGap = c, gap
+			}
+		}
+		if s < total {
+			out[best]++
+			s++
+		} else {
+			out[best]--
+			s--
+		}
+	}
+	return out
+}
+
+func TestRebalanceAgreesWithOneByOne(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	for i := 0; i < 2000; i++ {
+		n := 1 + r.Intn(len(names))
+		clusters := names[:n]
+		total := int64(r.Intn(200))
+		ws := make([]Weight, 0, n)
+		for _, c := range clusters {
+			ws = append(ws, Weight{c, int64(1 + r.Intn(5))})
+		}
+		target, err := Divide(total, ws)
+		require.NoError(t, err)
+		previous := map[string]int64{}
+		for _, c := range names {
+			if r.Intn(3) > 0 {
+				previous[c] = int64(r.Intn(150))
+			}
+		}
+		if r.Intn(2) == 0 && len(previous) == n {
+			continue
+		}
+		want := rebalanceOneByOne(total, clusters, target, previous)
+		got := Rebalance(total, clusters, target, previous)
+		require.Equal(t, want, got, "total %d clusters %v target %v previous %v", total, clusters, target, previous)
+	}
+}
+
+// TestRebalanceLargeTotal: a total of 2^31-1 replicas (the largest a
+// workload can ask for) after a previous division of 3 ends, with the shares
+// adding up (a replica at a time it once took billions of steps per
+// cluster, holding the hub's reconcile).
+func TestRebalanceLargeTotal(t *testing.T) {
+	clusters := []string{"a", "b", "c"}
+	target, err := Divide(math.MaxInt32, []Weight{{"a", 1}, {"b", 1}, {"c", 1}})
+	require.NoError(t, err)
+	got := Rebalance(math.MaxInt32, clusters, target, map[string]int64{"a": 1, "b": 1, "c": 1, "gone": 5})
+	assert.Equal(t, target, got)
+	got = Rebalance(3, clusters, map[string]int64{"a": 1, "b": 1, "c": 1}, got)
+	assert.Equal(t, map[string]int64{"a": 1, "b": 1, "c": 1}, got)
 }

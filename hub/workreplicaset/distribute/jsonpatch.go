@@ -99,15 +99,33 @@ func pointer(p string) ([]string, error) {
 // applyPatch applies ops to doc in order and returns the document (a
 // replaced root is a new one). doc is changed in place.
 func applyPatch(doc any, ops []patchOp) (any, error) {
+	budget := maxPatchGrowth
+	return applyPatchWithin(doc, ops, &budget)
+}
+
+// applyPatchWithin is applyPatch taking what it adds from *budget (bytes
+// left for one cluster's render; see maxPatchGrowth).
+func applyPatchWithin(doc any, ops []patchOp, budget *int) (any, error) {
+	grow := func(v any) error {
+		if *budget -= jsonSize(v, *budget+1); *budget < 0 {
+			return fmt.Errorf("the patches would add more than %d bytes to this cluster's manifests", maxPatchGrowth)
+		}
+		return nil
+	}
 	for _, o := range ops {
 		var err error
 		switch o.op {
 		case "add":
-			doc, err = add(doc, o.pathTokens, runtime.DeepCopyJSONValue(o.value))
+			if err = grow(o.value); err == nil {
+				doc, err = add(doc, o.pathTokens, runtime.DeepCopyJSONValue(o.value))
+			}
 		case "remove":
 			doc, _, err = remove(doc, o.pathTokens)
 		case "replace":
 			if _, err = get(doc, o.pathTokens); err == nil {
+				err = grow(o.value)
+			}
+			if err == nil {
 				doc, _, err = remove(doc, o.pathTokens)
 				if err == nil {
 					doc, err = add(doc, o.pathTokens, runtime.DeepCopyJSONValue(o.value))
@@ -125,7 +143,9 @@ func applyPatch(doc any, ops []patchOp) (any, error) {
 		case "copy":
 			var v any
 			if v, err = get(doc, o.fromTokens); err == nil {
-				doc, err = add(doc, o.pathTokens, runtime.DeepCopyJSONValue(v))
+				if err = grow(v); err == nil {
+					doc, err = add(doc, o.pathTokens, runtime.DeepCopyJSONValue(v))
+				}
 			}
 		case "test":
 			var v any
@@ -142,6 +162,53 @@ func applyPatch(doc any, ops []patchOp) (any, error) {
 		}
 	}
 	return doc, nil
+}
+
+// maxPatchGrowth bounds what the JSON patches may add to one cluster's
+// manifests (values added, replaced or copied, as encoded JSON): a copy of an
+// object into itself doubles it, and 64 such operations once grew a manifest
+// past any memory the hub has. OCM refuses a work whose manifests pass 500
+// KiB anyway.
+const maxPatchGrowth = 512 << 10
+
+// jsonSize is about the length of v encoded as JSON, counted no further than
+// limit (the result is then above it).
+func jsonSize(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			n += 2
+			for k, x := range t {
+				n += len(k) + 4
+				walk(x)
+				if n > limit {
+					return
+				}
+			}
+		case []any:
+			n += 2
+			for _, x := range t {
+				n++
+				walk(x)
+				if n > limit {
+					return
+				}
+			}
+		case string:
+			n += len(t) + 2
+		case json.Number:
+			n += len(t)
+		default:
+			n += 5
+		}
+	}
+	walk(v)
+	return n
 }
 
 func isPrefix(a, b []string) bool {

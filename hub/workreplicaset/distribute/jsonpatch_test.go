@@ -95,3 +95,32 @@ func TestJSONPatchAgreesWithEvanphx(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONPatchCopyBomb: 64 copies of an object into itself would double it
+// 64 times; the patch stops once it adds more than maxPatchGrowth bytes.
+func TestJSONPatchCopyBomb(t *testing.T) {
+	var in []jsonPatchInput
+	for i := 0; i < 64; i++ {
+		in = append(in, jsonPatchInput{Op: "copy", From: "/data", Path: "/data/k" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+	}
+	ops, err := decodePatch(in, &Cluster{})
+	require.NoError(t, err)
+	obj, err := decodeObject([]byte(`{"data":{"x":"0123456789012345678901234567890123456789"}}`))
+	require.NoError(t, err)
+	_, err = applyPatch(obj, ops)
+	assert.ErrorContains(t, err, "the patches would add more than 524288 bytes to this cluster's manifests")
+
+	// A few copies of a small object are fine.
+	obj, err = decodeObject([]byte(`{"data":{"x":"0123456789"}}`))
+	require.NoError(t, err)
+	_, err = applyPatch(obj, ops[:8])
+	assert.NoError(t, err)
+}
+
+func TestJSONSize(t *testing.T) {
+	for _, raw := range []string{`{"a":[1,"two",{"b":null}],"c":true}`, `"x"`, `[]`, `{"k":{"l":{"m":"nnnnnnnnnn"}}}`} {
+		v, err := decodeValue([]byte(raw))
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, jsonSize(v, 1<<20), len(raw), raw)
+	}
+}

@@ -39,7 +39,7 @@ func compileRules(rules []distv1alpha1.OverrideRule) ([]rule, error) {
 // apply applies the rule to one manifest (decoded JSON) for cluster c, in
 // the documented order: images, labels, annotations, command, args,
 // jsonPatch. It returns the manifest, which jsonPatch may replace.
-func (r rule) apply(obj map[string]any, c Cluster) (map[string]any, error) {
+func (r rule) apply(obj map[string]any, c Cluster, budget *int) (map[string]any, error) {
 	for i, o := range r.Images {
 		value, err := Expand(o.Value, c)
 		if err != nil {
@@ -82,7 +82,7 @@ func (r rule) apply(obj map[string]any, c Cluster) (map[string]any, error) {
 		}
 	}
 	if len(r.JSONPatch) > 0 {
-		next, err := applyJSONPatch(obj, r.patch, r.JSONPatch, c)
+		next, err := applyJSONPatch(obj, r.patch, r.JSONPatch, c, budget)
 		if err != nil {
 			return nil, fmt.Errorf("jsonPatch: %w", err)
 		}
@@ -277,15 +277,15 @@ func patchHasTemplates(ops []distv1alpha1.JSONPatchOperation) bool {
 }
 
 // applyJSONPatch applies the operations (decoded already as patch, when
-// not nil) to obj for cluster c.
-func applyJSONPatch(obj map[string]any, patch []patchOp, ops []distv1alpha1.JSONPatchOperation, c Cluster) (map[string]any, error) {
+// not nil) to obj for cluster c, within *budget (maxPatchGrowth).
+func applyJSONPatch(obj map[string]any, patch []patchOp, ops []distv1alpha1.JSONPatchOperation, c Cluster, budget *int) (map[string]any, error) {
 	if patch == nil {
 		var err error
 		if patch, err = buildPatch(ops, &c); err != nil {
 			return nil, err
 		}
 	}
-	out, err := applyPatch(obj, patch)
+	out, err := applyPatchWithin(obj, patch, budget)
 	if err != nil {
 		return nil, err
 	}

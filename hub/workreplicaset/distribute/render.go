@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -215,6 +216,33 @@ func decodeManifests(list []workv1.Manifest) ([]manifest, error) {
 	return out, nil
 }
 
+// identity is what a manifest is: which object the agent writes. The replica
+// set's author chose it; a policy (which may be written by someone who may
+// not write works) only changes content, never identity, so a ConfigMap
+// cannot become a ClusterRoleBinding or move to another namespace.
+type identity struct {
+	APIVersion, Kind, Name, GenerateName, Namespace string
+	Present                                         bool // metadata.namespace is set
+}
+
+func (i identity) String() string {
+	ns := i.Namespace
+	if !i.Present {
+		ns = "(none)"
+	}
+	return fmt.Sprintf("apiVersion %q kind %q name %q generateName %q namespace %s", i.APIVersion, i.Kind, i.Name, i.GenerateName, ns)
+}
+
+func identityOf(obj map[string]any) identity {
+	str := func(m map[string]any, k string) string { v, _ := m[k].(string); return v }
+	id := identity{APIVersion: str(obj, "apiVersion"), Kind: str(obj, "kind")}
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		id.Name, id.GenerateName, id.Namespace = str(meta, "name"), str(meta, "generateName"), str(meta, "namespace")
+		_, id.Present = meta["namespace"]
+	}
+	return id
+}
+
 // renderCluster renders the template for one cluster.
 func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, workloads []Workload, c Cluster) Work {
 	var applied []string
@@ -226,6 +254,7 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 		}
 	}
 	spec := *tmpl.DeepCopy()
+	budget := maxPatchGrowth // what the patches may add over all manifests
 	for i, m := range ms {
 		var mine []rule
 		for _, r := range rules {
@@ -243,10 +272,15 @@ func (p *Policy) renderCluster(tmpl workv1.ManifestWorkSpec, ms []manifest, work
 			continue
 		}
 		obj := runtime.DeepCopyJSON(m.obj)
+		before := identityOf(m.obj)
 		for _, r := range mine {
-			next, err := r.apply(obj, c)
+			next, err := r.apply(obj, c, &budget)
 			if err != nil {
 				return Work{Err: &RenderError{Rule: r.Name, Manifest: m.id.String(), Err: err}}
+			}
+			if after := identityOf(next); after != before {
+				return Work{Err: &RenderError{Rule: r.Name, Manifest: m.id.String(), Err: fmt.Errorf(
+					"the override changed what the manifest is (%s to %s): an override may not change apiVersion, kind, metadata.name, metadata.generateName or metadata.namespace", before, after)}}
 			}
 			obj = next
 			if !seen[r.Name] {
@@ -338,6 +372,9 @@ func (p *Policy) divide(ms []manifest, in Input) ([]Workload, error) {
 		desired := int64(1)
 		if obj.Spec.Replicas != nil {
 			desired = *obj.Spec.Replicas
+		}
+		if desired > math.MaxInt32 {
+			return nil, &RenderError{Manifest: m.id.String(), Err: fmt.Errorf("spec.replicas %d is above %d, the most a workload can ask for", desired, math.MaxInt32)}
 		}
 		wl := Workload{Group: m.id.Group, Kind: m.id.Kind, Namespace: m.id.Namespace, Name: m.id.Name, Resource: res, Desired: desired}
 		var err error

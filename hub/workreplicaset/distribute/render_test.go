@@ -2,6 +2,8 @@ package distribute
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -232,4 +234,68 @@ func TestRenderKeepsLargeIntegers(t *testing.T) {
 	out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{},"big":9007199254740993}`), Clusters: []Cluster{eu1}})
 	require.NoError(t, out.Works["eu-1"].Err)
 	assert.Contains(t, string(out.Works["eu-1"].Spec.Workload.Manifests[0].Raw), `"big":9007199254740993`)
+}
+
+func TestRenderRefusesReplicasAboveInt32(t *testing.T) {
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Replicas: &distv1alpha1.ReplicaDivision{Type: distv1alpha1.Capacity}})
+	require.NoError(t, err)
+	huge := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"apps"},"spec":{"replicas":9223372036854775807}}`
+	out := p.Render(Input{Template: template(huge), Clusters: []Cluster{eu1, us1}})
+	assert.ErrorContains(t, out.Works["eu-1"].Err, "replica division on Deployment.apps apps/web: spec.replicas 9223372036854775807 is above 2147483647")
+}
+
+// TestRenderRefusesIdentityChanges: a policy changes a manifest's content,
+// never which object it is. Whoever may write a DistributionPolicy but not
+// works must not turn a ConfigMap into a ClusterRoleBinding (applied by the
+// agent, cluster-admin on most clusters) or move it to another namespace.
+func TestRenderRefusesIdentityChanges(t *testing.T) {
+	crb := json.RawMessage(`{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRoleBinding","metadata":{"name":"pwn"},` +
+		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"Group","name":"system:anonymous"}]}`)
+	tests := []struct {
+		name string
+		ops  []distv1alpha1.JSONPatchOperation
+	}{
+		{"add at the root", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "", Value: &apiextensionsv1.JSON{Raw: crb}}}},
+		{"kind", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/kind", Value: jsonValue("Secret")}}},
+		{"apiVersion", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/apiVersion", Value: jsonValue("v2")}}},
+		{"namespace", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/metadata/namespace", Value: jsonValue("kube-system")}}},
+		{"name", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/metadata/name", Value: jsonValue("{{ cluster.name }}")}}},
+		{"generateName", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/metadata/generateName", Value: jsonValue("x-")}}},
+		{"the whole metadata", []distv1alpha1.JSONPatchOperation{{Op: "replace", Path: "/metadata", Value: jsonValue(map[string]any{"name": "c", "namespace": "kube-system"})}}},
+		{"moved from data", []distv1alpha1.JSONPatchOperation{{Op: "add", Path: "/data/k", Value: jsonValue("Secret")}, {Op: "move", From: "/data/k", Path: "/kind"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{{Name: "evil", JSONPatch: tc.ops}}})
+			require.NoError(t, err)
+			out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"apps"},"data":{}}`), Clusters: []Cluster{eu1}})
+			assert.ErrorContains(t, out.Works["eu-1"].Err, "an override may not change apiVersion, kind, metadata.name")
+		})
+	}
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: []distv1alpha1.OverrideRule{{Name: "fine", JSONPatch: []distv1alpha1.JSONPatchOperation{
+		{Op: "replace", Path: "/metadata", Value: jsonValue(map[string]any{"name": "c", "namespace": "apps", "labels": map[string]any{"a": "b"}})}}}}})
+	require.NoError(t, err)
+	out := p.Render(Input{Template: template(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"apps"},"data":{}}`), Clusters: []Cluster{eu1}})
+	assert.NoError(t, out.Works["eu-1"].Err, "a patch that keeps the identity is fine")
+}
+
+// TestRenderBoundsPatchGrowthPerCluster: the growth bound holds over all of a
+// cluster's rules and manifests, not per rule (64 rules each adding a little
+// less than the bound would add 64 times it).
+func TestRenderBoundsPatchGrowthPerCluster(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	var rules []distv1alpha1.OverrideRule
+	for i := 0; i < 2; i++ {
+		rules = append(rules, distv1alpha1.OverrideRule{Name: fmt.Sprintf("r%d", i),
+			JSONPatch: []distv1alpha1.JSONPatchOperation{{Op: "add", Path: fmt.Sprintf("/data/k%d", i), Value: jsonValue(big)}}})
+	}
+	p, err := Compile(distv1alpha1.DistributionPolicySpec{Overrides: rules})
+	require.NoError(t, err)
+	out := p.Render(Input{Template: template(configMap), Clusters: []Cluster{eu1}})
+	assert.ErrorContains(t, out.Works["eu-1"].Err, `override "r1" on ConfigMap apps/web-config: jsonPatch: add /data/k1: the patches would add more than 524288 bytes`)
+	p, err = Compile(distv1alpha1.DistributionPolicySpec{Overrides: rules[:1]})
+	require.NoError(t, err)
+	out = p.Render(Input{Template: template(configMap), Clusters: []Cluster{eu1, us1}})
+	assert.NoError(t, out.Works["eu-1"].Err)
+	assert.NoError(t, out.Works["us-1"].Err, "each cluster has its own bound")
 }

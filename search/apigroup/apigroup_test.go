@@ -223,6 +223,7 @@ func TestFilters(t *testing.T) {
 		{"another namespace", podsGVR, "other", nil, nil},
 		{"not ready deployments", deploymentsGVR, "", url.Values{"ready": {"false"}}, []string{"east/pay"}},
 		{"a name prefix", podsGVR, "", url.Values{"namePrefix": {"cra"}}, []string{"east/crash-1"}},
+		{"client-go's request timeout is accepted", podsGVR, "", url.Values{"timeout": {"30s"}, "namePrefix": {"cra"}}, []string{"east/crash-1"}},
 		{"two names in a field selector both hold", podsGVR, "", url.Values{"fieldSelector": {"metadata.name=web-1,metadata.name=crash-1"}}, nil},
 		{"one name twice", podsGVR, "", url.Values{"fieldSelector": {"metadata.name=web-1,metadata.name=web-1"}}, []string{"east/web-1", "west/web-1"}},
 	} {

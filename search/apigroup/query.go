@@ -49,7 +49,7 @@ type search struct {
 
 // ignored are the list parameters of the Kubernetes API that a search
 // accepts and does not need.
-var ignored = map[string]bool{"resourceVersion": true, "resourceVersionMatch": true, "timeoutSeconds": true, "pretty": true, "allowWatchBookmarks": true, "sendInitialEvents": true}
+var ignored = map[string]bool{"resourceVersion": true, "resourceVersionMatch": true, "timeoutSeconds": true, "timeout": true, "pretty": true, "allowWatchBookmarks": true, "sendInitialEvents": true}
 
 // parseQuery reads a list request's parameters: Kubernetes' labelSelector
 // (with the pseudo-label ClusterLabel), fieldSelector (the fields above),

@@ -246,11 +246,33 @@ func benchIndex(b *testing.B, db string, clusters int, size func() float64) {
 	}
 }
 
-// hub applies an agent's Syncs to an index as the search API does.
-type hub struct{ idx *index.Store }
+// hub applies an agent's Syncs to an index as the search API does, and
+// tells what happened: posts receives the index's object count after every
+// post, checks the time of every digest check.
+type hub struct {
+	idx    *index.Store
+	posts  chan int
+	checks chan time.Time
+}
 
 func (h hub) Sync(ctx context.Context, cluster string, s *searchv1alpha1.Sync) (*searchv1alpha1.SyncResult, error) {
-	return apigroup.Apply(ctx, h.idx, cluster, s)
+	res, err := apigroup.Apply(ctx, h.idx, cluster, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Resources) > 0 && s.Resources[0].Mode == searchv1alpha1.ModeCheck {
+		select {
+		case h.checks <- time.Now():
+		default:
+		}
+	}
+	if st, err := h.idx.Stats(ctx); err == nil {
+		select {
+		case h.posts <- st.Objects:
+		default:
+		}
+	}
+	return res, nil
 }
 
 func cpu() time.Duration {
@@ -295,22 +317,20 @@ func BenchmarkAgent(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	h := hub{idx: idx, posts: make(chan int, 1), checks: make(chan time.Time, 1)}
 	start := time.Now()
+	// The idle window below is one digest check to the next: a resync
+	// period of 30 s.
+	const resync = 30 * time.Second
 	go func() {
-		done <- agent.Sync(actx, agent.Options{SpokeConfig: spoke.Config, ClusterName: "c1"}, hub{idx})
+		done <- agent.Sync(actx, agent.Options{SpokeConfig: spoke.Config, ClusterName: "c1", ResyncInterval: resync}, h)
 	}()
-	for {
-		st, err := idx.Stats(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st.Objects >= 2000 {
-			break
-		}
+	for synced := false; !synced; {
 		select {
+		case n := <-h.posts:
+			synced = n >= 2000
 		case err := <-done:
 			b.Fatalf("agent stopped: %v", err)
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	b.ReportMetric(time.Since(start).Seconds(), "initial-sync-s")
@@ -321,9 +341,17 @@ func BenchmarkAgent(b *testing.B) {
 	b.ReportMetric(float64(after.HeapInuse-min(after.HeapInuse, before.HeapInuse))/(1<<20), "agent-heap-MiB")
 	rss, _ := benchutil.Memory(os.Getpid())
 	b.ReportMetric(rss, "process-rss-MiB")
-	c0 := cpu()
-	time.Sleep(30 * time.Second) // idle: what the agent burns when nothing changes
-	b.ReportMetric(float64((cpu()-c0).Milliseconds())/30, "idle-cpu-ms-per-s")
+	// Idle: what the agent burns when nothing changes, from the end of the
+	// initial sync to its next digest check, one resync period later.
+	<-h.checks // the initial sync's own check, sent before the objects
+	c0, t0 := cpu(), time.Now()
+	select {
+	case <-h.checks:
+	case err := <-done:
+		b.Fatalf("agent stopped: %v", err)
+	}
+	idle := time.Since(t0)
+	b.ReportMetric(float64((cpu()-c0).Milliseconds())/idle.Seconds(), "idle-cpu-ms-per-s")
 	cancel()
 	if err := <-done; err != nil {
 		b.Fatal(err)

@@ -123,7 +123,7 @@ func BenchmarkRender1000Clusters(b *testing.B) {
 // 1,000 works written: alternately without a policy and with tenOverrides,
 // FLOTILLA_BENCH_ROUNDS times each (default 2). Metrics: the mean wall time
 // of each and overhead-% (with / without - 1), and the same for the
-// benchmark process's CPU time (the controller's, plus the polling), which a
+// benchmark process's CPU time (the controller's, plus one watch), which a
 // busy machine disturbs less.
 func BenchmarkControllerWithOverrides1000Clusters(b *testing.B) {
 	n := benchutil.EnvInt(b, "FLOTILLA_BENCH_CLUSTERS", 1000, 1)
@@ -132,7 +132,7 @@ func BenchmarkControllerWithOverrides1000Clusters(b *testing.B) {
 	env := testenv.Start(b, testenv.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	admin, err := client.New(env.Hub.Config, client.Options{Scheme: scheme.New()})
+	admin, err := client.NewWithWatch(env.Hub.Config, client.Options{Scheme: scheme.New()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func BenchmarkControllerWithOverrides1000Clusters(b *testing.B) {
 	}
 
 	// cpu is the benchmark process's CPU time (user + system): the
-	// controller's, and the benchmark's own polling (one Get per 20 ms).
+	// controller's, and the benchmark's own watch of the replica set.
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -223,16 +223,9 @@ func BenchmarkControllerWithOverrides1000Clusters(b *testing.B) {
 		if err := mustCreate(m); err != nil {
 			b.Fatal(err)
 		}
-		for {
-			var got workv1alpha1.ManifestWorkReplicaSet
-			if err := admin.Get(ctx, client.ObjectKeyFromObject(m), &got); err == nil && got.Status.Summary.Total == n {
-				return time.Since(start), cpu() - startCPU
-			}
-			if time.Since(start) > 10*time.Minute {
-				b.Fatalf("%s: works not all written after 10 minutes", name)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		benchutil.WaitWatch(b, admin, &workv1alpha1.ManifestWorkReplicaSetList{}, &workv1alpha1.ManifestWorkReplicaSet{ObjectMeta: m.ObjectMeta},
+			func(got *workv1alpha1.ManifestWorkReplicaSet) bool { return got.Status.Summary.Total == n }, 10*time.Minute)
+		return time.Since(start), cpu() - startCPU
 	}
 	var plain, with, plainCPU, withCPU time.Duration
 	for i := 0; i < b.N; i++ {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,6 +26,7 @@ import (
 	"flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
+	"flotilla.dev/flotilla/policy/event"
 )
 
 // DefaultEventSource is the component of the compliance events (upstream's
@@ -273,25 +273,7 @@ func sameStatus(a, b policyv1.CertificatePolicyStatus) bool {
 	return reflect.DeepEqual(strip(a), strip(b))
 }
 
-// event is the compliance event, on the owning Policy when there is one.
+// event is the compliance event (event.Compliance).
 func (r *reconciler) event(p *policyv1.CertificatePolicy, state policyv1.ComplianceState, msg string) *corev1.Event {
-	ref := corev1.ObjectReference{APIVersion: policyv1.GroupVersion.String(), Kind: "CertificatePolicy",
-		Namespace: p.Namespace, Name: p.Name, UID: p.UID}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "Policy" && strings.HasPrefix(o.APIVersion, policyv1.GroupName+"/") {
-			ref = corev1.ObjectReference{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name, UID: o.UID}
-		}
-	}
-	typ := corev1.EventTypeWarning
-	if state == policyv1.Compliant {
-		typ = corev1.EventTypeNormal
-	}
-	now := r.o.Now()
-	t := metav1.NewTime(now.UTC().Truncate(time.Second))
-	return &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()), Namespace: p.Namespace},
-		InvolvedObject: ref, Reason: "policy: " + p.Namespace + "/" + p.Name, Message: msg, Type: typ,
-		Source:         corev1.EventSource{Component: r.o.EventSource},
-		FirstTimestamp: t, LastTimestamp: t, Count: 1, ReportingController: r.o.EventSource,
-	}
+	return event.Compliance(p, policyv1.GroupVersion.WithKind("CertificatePolicy"), state, msg, r.o.Now(), r.o.EventSource)
 }

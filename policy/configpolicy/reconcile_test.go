@@ -49,7 +49,7 @@ func TestComplianceEvent(t *testing.T) {
 	r := &Runner{opts: Options{EventSource: "flotilla-policy", Now: func() time.Time { return time.Unix(1700000000, 0) }}}
 	p := &policyv1.ConfigurationPolicy{}
 	p.Namespace, p.Name, p.UID = "cluster1", "baseline", "cp-uid"
-	now := metav1.NewTime(time.Unix(1700000000, 0))
+	now := time.Unix(1700000000, 0)
 
 	ev := r.event(p, policyv1.NonCompliant, "NonCompliant; violation - namespaces [prod] not found", now)
 	require.Equal(t, "policy: cluster1/baseline", ev.Reason)

@@ -17,6 +17,7 @@ import (
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/policy/configpolicy/evaluate"
+	"flotilla.dev/flotilla/policy/event"
 )
 
 // writeStatus writes the status when it changed, and records a history entry
@@ -27,8 +28,9 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 	msg string, status policyv1.ConfigurationPolicyStatus, res *evaluate.Result) error {
 	var event *corev1.Event
 	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
-		now := metav1.NewTime(r.opts.Now().UTC().Truncate(time.Second))
-		event = r.event(p, status.ComplianceState, msg, now)
+		at := r.opts.Now()
+		now := metav1.NewTime(at.UTC().Truncate(time.Second))
+		event = r.event(p, status.ComplianceState, msg, at)
 		status.History = append([]policyv1.ComplianceHistory{{LastTimestamp: now, Message: msg, EventName: event.Name}}, p.Status.History...)
 		if len(status.History) > policyv1.MaxHistory {
 			status.History = status.History[:policyv1.MaxHistory]
@@ -92,34 +94,9 @@ func statusEqual(a, b policyv1.ConfigurationPolicyStatus) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// event is the compliance event for a new state, on the owning Policy (when
-// the ConfigurationPolicy has one) or on the ConfigurationPolicy.
-func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.ComplianceState, msg string, now metav1.Time) *corev1.Event {
-	ref := corev1.ObjectReference{
-		APIVersion: policyv1.GroupVersion.String(), Kind: "ConfigurationPolicy",
-		Namespace: p.Namespace, Name: p.Name, UID: p.UID,
-	}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "Policy" && strings.HasPrefix(o.APIVersion, policyv1.GroupName+"/") {
-			ref = corev1.ObjectReference{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name, UID: o.UID}
-		}
-	}
-	typ := corev1.EventTypeWarning
-	if state == policyv1.Compliant {
-		typ = corev1.EventTypeNormal
-	}
-	return &corev1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, r.opts.Now().UnixNano()), Namespace: p.Namespace},
-		InvolvedObject:      ref,
-		Reason:              "policy: " + p.Namespace + "/" + p.Name,
-		Message:             msg,
-		Type:                typ,
-		Source:              corev1.EventSource{Component: r.opts.EventSource},
-		FirstTimestamp:      now,
-		LastTimestamp:       now,
-		Count:               1,
-		ReportingController: r.opts.EventSource,
-	}
+// event is the compliance event for a new state at now (event.Compliance).
+func (r *Runner) event(p *policyv1.ConfigurationPolicy, state policyv1.ComplianceState, msg string, now time.Time) *corev1.Event {
+	return event.Compliance(p, policyv1.GroupVersion.WithKind("ConfigurationPolicy"), state, msg, now, r.opts.EventSource)
 }
 
 // reportDropped logs and records (a Warning Event on the policy) what its

@@ -43,6 +43,7 @@ import (
 	"flotilla.dev/flotilla/internal/conditions"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/policy/configpolicy/templates"
+	policyevent "flotilla.dev/flotilla/policy/event"
 )
 
 // DefaultEventSource is the component of the compliance events.
@@ -409,27 +410,9 @@ func (dec Decision) Subscription() string {
 	return ""
 }
 
-// event is the compliance event, on the owning Policy when there is one.
+// event is the compliance event (policyevent.Compliance).
 func (r *reconciler) event(p *policyv1beta1.OperatorPolicy, state policyv1.ComplianceState, msg string) *corev1.Event {
-	ref := corev1.ObjectReference{APIVersion: policyv1beta1.GroupVersion.String(), Kind: "OperatorPolicy",
-		Namespace: p.Namespace, Name: p.Name, UID: p.UID}
-	for _, o := range p.OwnerReferences {
-		if o.Kind == "Policy" && strings.HasPrefix(o.APIVersion, policyv1.GroupName+"/") {
-			ref = corev1.ObjectReference{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: p.Namespace, Name: o.Name, UID: o.UID}
-		}
-	}
-	typ := corev1.EventTypeWarning
-	if state == policyv1.Compliant {
-		typ = corev1.EventTypeNormal
-	}
-	now := r.o.Now()
-	t := metav1.NewTime(now.UTC().Truncate(time.Second))
-	return &corev1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()), Namespace: p.Namespace},
-		InvolvedObject: ref, Reason: "policy: " + p.Namespace + "/" + p.Name, Message: msg, Type: typ,
-		Source:         corev1.EventSource{Component: r.o.EventSource},
-		FirstTimestamp: t, LastTimestamp: t, Count: 1, ReportingController: r.o.EventSource,
-	}
+	return policyevent.Compliance(p, policyv1beta1.GroupVersion.WithKind("OperatorPolicy"), state, msg, r.o.Now(), r.o.EventSource)
 }
 
 func crdObject(name string) client.Object {

@@ -46,6 +46,12 @@ type Options struct {
 	// HubArgs are appended to the `flotilla hub` command line of the process
 	// mode (e.g. -v 4 to log its watches). Default none.
 	HubArgs []string
+	// HubDBSecret, in the nodes mode, names a Secret of the hub namespace
+	// whose key "url" holds a PostgreSQL URL: the hub Pods keep their
+	// compliance history and search index there, shared by both replicas
+	// (deploy.Options.ComplianceDBSecret; the Secret must exist). Default "":
+	// an emptyDir per hub Pod.
+	HubDBSecret string
 }
 
 const (

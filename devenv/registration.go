@@ -49,7 +49,7 @@ func registerClusters(ctx context.Context, opts *Options, rec *record) error {
 		// --deploy` does; the addon agents its works deliver run the same
 		// locally imported image (the addons' hosted processes are off).
 		if err := deploy.Apply(ctx, deploy.Options{Config: hubCfg, Image: opts.Image, AddonImage: opts.Image,
-			Timeout: registrationTimeout, Progress: opts.Out}); err != nil {
+			ComplianceDBSecret: opts.HubDBSecret, Timeout: registrationTimeout, Progress: opts.Out}); err != nil {
 			return err
 		}
 	} else {

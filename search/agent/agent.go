@@ -114,6 +114,13 @@ func Run(ctx context.Context, o Options) error {
 	return addonagent.Run(ctx, addonagent.RunOptions{Spoke: spoke, Addon: ocm.SearchAddon, Namespace: o.Namespace,
 		LeaseDuration: o.LeaseDuration, CredentialInterval: o.CredentialInterval, Log: o.Log},
 		func(ctx context.Context, hub *rest.Config) error {
+			// A post that hangs (a connection cut by a partition that drops
+			// packets) gives up and is retried, instead of waiting for the
+			// connection's health check.
+			hub = rest.CopyConfig(hub)
+			if hub.Timeout == 0 {
+				hub.Timeout = PostTimeout
+			}
 			c, err := apigroup.NewClient(hub)
 			if err != nil {
 				return err
@@ -121,6 +128,9 @@ func Run(ctx context.Context, o Options) error {
 			return Sync(ctx, o, c)
 		})
 }
+
+// PostTimeout bounds one post to the hub.
+const PostTimeout = 30 * time.Second
 
 // Poster posts Syncs (apigroup.Client).
 type Poster interface {

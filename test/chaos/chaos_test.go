@@ -192,6 +192,9 @@ func TestChaos(t *testing.T) {
 	}()
 	t.Logf("chaos: environment up in %s", time.Since(start).Round(time.Millisecond))
 	r.connect()
+	if nodes {
+		r.sharedHubStore() // nodes_test.go
+	}
 	r.setup()
 
 	memDone := make(chan struct{})
@@ -621,9 +624,8 @@ func (r *run) violations() []Violation {
 	out = append(out, Check(expected, observed)...)
 	if r.nodes {
 		out = append(out, r.clusterViolations()...)
-	} else {
-		out = append(out, r.searchViolations(observed)...)
 	}
+	out = append(out, r.searchViolations(observed)...)
 	return append(out, r.governanceViolations()...)
 }
 

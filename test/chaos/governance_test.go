@@ -43,20 +43,14 @@ const (
 var addonAgents = []string{governanceAddon, engineAddon, exampleAddon}
 
 // enabledAddons are the addons every cluster has for the whole run: the
-// governance addons and, without nodes, fleet search (its invariant needs
-// one hub index; the nodes run's hub is two Pods with a SQLite file each).
+// governance addons and fleet search (in the nodes mode the two hub Pods
+// share one index in PostgreSQL: sharedHubStore).
 func (r *run) enabledAddons() []string {
-	if r.nodes {
-		return []string{governanceAddon, engineAddon}
-	}
 	return []string{governanceAddon, engineAddon, searchAddon}
 }
 
 // killableAgents are the hosted agents the injector may kill in this run.
 func (r *run) killableAgents() []string {
-	if r.nodes {
-		return addonAgents
-	}
 	return append(slices.Clone(addonAgents), searchAddon)
 }
 

@@ -5,6 +5,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +26,7 @@ import (
 	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/hub/deploy"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/pgtest"
 	"flotilla.dev/flotilla/klusterlet/registration"
 )
 
@@ -130,7 +132,7 @@ func (r *run) podFault(kind string) (string, error) {
 		return r.killPods(r.spokes[c], registration.DefaultAgentNamespace, "app=klusterlet")
 	default: // addon-agent
 		var running []string
-		for _, a := range addonAgents {
+		for _, a := range r.killableAgents() {
 			if a != exampleAddon || r.gov.example[c] {
 				running = append(running, a)
 			}
@@ -285,4 +287,31 @@ func (r *run) podRSS() {
 			r.recordRSS(n+"-node/"+what+"/flotilla", rssOf(pid))
 		}
 	}
+}
+
+// hubDBSecret is the Secret of the hub namespace holding the nodes run's
+// PostgreSQL URL.
+const hubDBSecret = "chaos-hub-db"
+
+// sharedHubStore gives the nodes run's hub Pods one PostgreSQL for their
+// compliance history and search index: a throwaway server listening on the
+// nodes' bridge address (where the hub apiserver is, so the Pods reach it),
+// its URL in a Secret, and the hub rolled out again with it (devenv's
+// HubDBSecret, which every later `dev up` of the run keeps). Without it each
+// hub Pod would index the agents' posts that reached it in its own SQLite
+// file, and the search invariant could not hold.
+func (r *run) sharedHubStore() {
+	u, err := url.Parse(r.hubCfg.Host)
+	require.NoError(r.t, err)
+	pg := pgtest.StartWith(r.t, pgtest.Options{Listen: u.Hostname()})
+	_, err = r.hubKube.CoreV1().Secrets(deploy.Namespace).Create(r.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: hubDBSecret},
+		StringData: map[string]string{deploy.ComplianceDBKey: pg.NewDatabase(r.t)},
+	}, metav1.CreateOptions{})
+	require.NoError(r.t, err)
+	r.opts.HubDBSecret = hubDBSecret
+	start := time.Now()
+	_, err = devenv.Up(r.ctx, r.opts)
+	require.NoError(r.t, err, "dev up with the hub's PostgreSQL")
+	r.t.Logf("chaos: hub Deployment applied with a shared PostgreSQL in %s (its Pods roll out; setup's convergence waits for them)", time.Since(start).Round(time.Millisecond))
 }

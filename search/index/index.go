@@ -167,12 +167,12 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			}
 		}
 		for _, reason := range k.Reasons {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_reasons (cluster, gr, uid, reason) VALUES (?, ?, ?, ?)`), c.Cluster, gr, k.UID, reason); err != nil {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_reasons (cluster, gr, uid, reason, namespace, name) VALUES (?, ?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, reason, k.Namespace, k.Name); err != nil {
 				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 			}
 		}
 		for _, img := range k.Images {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_images (cluster, gr, uid, image) VALUES (?, ?, ?, ?)`), c.Cluster, gr, k.UID, img); err != nil {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_images (cluster, gr, uid, image, namespace, name) VALUES (?, ?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, img, k.Namespace, k.Name); err != nil {
 				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 			}
 		}

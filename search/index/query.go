@@ -85,6 +85,10 @@ func (q Query) Where() (string, []any, error) {
 	}
 	w := []string{"o.gr = ?"}
 	args := []any{GR(q.Resource)}
+	if from, _ := q.From(); from != driveObjects {
+		w = append(w, "d.gr = ?")
+		args = append(args, GR(q.Resource))
+	}
 	in := func(col string, vals []string) {
 		w = append(w, col+" IN ("+strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")+")")
 		for _, v := range vals {
@@ -116,15 +120,25 @@ func (q Query) Where() (string, []any, error) {
 			args = append(args, v)
 		}
 	}
-	if q.Reason != "" {
-		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT r.cluster, r.gr, r.uid FROM search_reasons r WHERE r.gr = ? AND r.reason = ?)")
-		args = append(args, GR(q.Resource), q.Reason)
-	}
-	if q.Image != "" {
-		// Driven from the image table (its (gr, image) index), not checked
-		// row by row of the resource.
+	// An image or a reason drives the search (From): its table's index
+	// holds the page's order, so the first page is read in order, not
+	// sorted out of every hit. The other one, when both are asked, is a
+	// condition.
+	switch from, _ := q.From(); {
+	case q.Image != "" && from == driveImages:
+		w = append(w, "d.image = ?")
+		args = append(args, q.Image)
+	case q.Image != "":
 		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT i.cluster, i.gr, i.uid FROM search_images i WHERE i.gr = ? AND i.image = ?)")
 		args = append(args, GR(q.Resource), q.Image)
+	}
+	switch from, _ := q.From(); {
+	case q.Reason != "" && from == driveReasons:
+		w = append(w, "d.reason = ?")
+		args = append(args, q.Reason)
+	case q.Reason != "":
+		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT r.cluster, r.gr, r.uid FROM search_reasons r WHERE r.gr = ? AND r.reason = ?)")
+		args = append(args, GR(q.Resource), q.Reason)
 	}
 	if q.Labels != nil {
 		reqs, _ := q.Labels.Requirements()
@@ -142,10 +156,30 @@ func (q Query) Where() (string, []any, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		w = append(w, "(o.cluster, o.namespace, o.name, o.uid) > (?, ?, ?, ?)")
+		_, order := q.From()
+		w = append(w, "("+order+") > (?, ?, ?, ?)")
 		args = append(args, p.Cluster, p.Namespace, p.Name, p.UID)
 	}
 	return strings.Join(w, " AND "), args, nil
+}
+
+const (
+	driveObjects = "search_objects o"
+	driveImages  = "search_images d JOIN search_objects o ON o.cluster = d.cluster AND o.gr = d.gr AND o.uid = d.uid"
+	driveReasons = "search_reasons d JOIN search_objects o ON o.cluster = d.cluster AND o.gr = d.gr AND o.uid = d.uid"
+)
+
+// From is what q reads (its FROM clause: the objects, or an image's or a
+// reason's rows joined to their objects) and the columns of its order.
+func (q Query) From() (from, order string) {
+	switch {
+	case q.Image != "":
+		return driveImages, "d.cluster, d.namespace, d.name, d.uid"
+	case q.Reason != "":
+		return driveReasons, "d.cluster, d.namespace, d.name, d.uid"
+	default:
+		return driveObjects, "o.cluster, o.namespace, o.name, o.uid"
+	}
 }
 
 const hasLabel = "EXISTS (SELECT 1 FROM search_labels l WHERE l.cluster = o.cluster AND l.gr = o.gr AND l.uid = o.uid AND l.key = ?"
@@ -211,8 +245,9 @@ func (s *Store) Search(ctx context.Context, q Query) (Page, error) {
 	if err != nil {
 		return Page{}, err
 	}
-	stmt := s.db.Rebind(`SELECT o.cluster, o.namespace, o.name, o.uid, o.object FROM search_objects o WHERE ` + where +
-		` ORDER BY o.cluster, o.namespace, o.name, o.uid LIMIT ?`)
+	from, order := q.From()
+	stmt := s.db.Rebind(`SELECT o.cluster, o.namespace, o.name, o.uid, o.object FROM ` + from + ` WHERE ` + where +
+		` ORDER BY ` + order + ` LIMIT ?`)
 	rows, err := s.db.QueryContext(ctx, stmt, append(args, q.Limit+1)...)
 	if err != nil {
 		return Page{}, fmt.Errorf("%s: %w", s.db.Name, err)

@@ -76,4 +76,23 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 		PRIMARY KEY (cluster, gr, uid, reason)
 	);
 	CREATE INDEX search_reasons_reason ON search_reasons (gr, reason);`,
+	// 4: images and reasons carry their object's namespace and name, and
+	// their indexes hold the order of a page (cluster, namespace, name,
+	// uid): a search for an image or a reason reads its first page's rows
+	// in order and stops, where it sorted every hit (at 2 million objects,
+	// 20,000 Pods with one image took 230 ms on PostgreSQL).
+	`ALTER TABLE search_images ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+	ALTER TABLE search_images ADD COLUMN name TEXT NOT NULL DEFAULT '';
+	UPDATE search_images SET
+		namespace = (SELECT o.namespace FROM search_objects o WHERE o.cluster = search_images.cluster AND o.gr = search_images.gr AND o.uid = search_images.uid),
+		name = (SELECT o.name FROM search_objects o WHERE o.cluster = search_images.cluster AND o.gr = search_images.gr AND o.uid = search_images.uid);
+	DROP INDEX search_images_image;
+	CREATE INDEX search_images_page ON search_images (gr, image, cluster, namespace, name, uid);
+	ALTER TABLE search_reasons ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+	ALTER TABLE search_reasons ADD COLUMN name TEXT NOT NULL DEFAULT '';
+	UPDATE search_reasons SET
+		namespace = (SELECT o.namespace FROM search_objects o WHERE o.cluster = search_reasons.cluster AND o.gr = search_reasons.gr AND o.uid = search_reasons.uid),
+		name = (SELECT o.name FROM search_objects o WHERE o.cluster = search_reasons.cluster AND o.gr = search_reasons.gr AND o.uid = search_reasons.uid);
+	DROP INDEX search_reasons_reason;
+	CREATE INDEX search_reasons_page ON search_reasons (gr, reason, cluster, namespace, name, uid);`,
 }}

@@ -327,6 +327,7 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 	hooks.validating = append(hooks.validating, placement.Webhooks()...)
 	hooks.validating = append(hooks.validating, work.Webhooks()...)
 	hooks.mutating = append(hooks.mutating, registration.MutatingWebhooks()...)
+	hooks.mutating = append(hooks.mutating, work.MutatingWebhooks()...)
 	// addon.open-cluster-management.io v1beta1 beside the stored v1alpha1.
 	mgr.GetWebhookServer().Register(addonconversion.Path, addonconversion.Handler{})
 	conversion := conversionClientConfig(base, opts.WebhookService, caBundle)

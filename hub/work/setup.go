@@ -79,6 +79,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		limit:   opts.ManifestLimit,
 		nilExec: opts.NilExecutorValidating,
 	}})
+	mgr.GetWebhookServer().Register(FinalizerPath, &webhook.Admission{Handler: FinalizerHandler()})
 	mgr.GetWebhookServer().Register(ReplicaSetWebhookPath, &webhook.Admission{Handler: &replicaSetValidator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
 		sar:     mgr.GetClient(),
@@ -105,6 +106,18 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.NewPredicateFuncs(hasTTL))).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
 		Complete(&expirer{client: mgr.GetClient(), now: time.Now})
+	if err != nil {
+		return err
+	}
+	rel := &releaser{client: mgr.GetClient()}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("manifestwork-release").
+		WatchesRawSource(source.Kind(mgr.GetCache(), &workv1.ManifestWork{},
+			&handler.TypedEnqueueRequestForObject[*workv1.ManifestWork]{}, deleting)).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &clusterv1.ManagedCluster{},
+			handler.TypedEnqueueRequestsFromMapFunc(rel.deletingWorksOf), availabilityChanged)).
+		WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(rel)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,15 @@ func startHubWith(t *testing.T, opts work.Options) (*testenv.Env, client.Client,
 	require.NoError(t, admin.Create(ctx, mw("cluster1", "legacy", cm("app", "a", 1), cm("app", "a", 1))))
 	require.NoError(t, admin.Create(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "work-test"}, Webhooks: hooks}))
+	mutating := work.MutatingWebhooks()
+	require.Len(t, mutating, 1)
+	assert.Equal(t, work.FinalizerPath, *mutating[0].ClientConfig.URL)
+	for i := range mutating {
+		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, *mutating[i].ClientConfig.URL)
+		mutating[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: crt}
+	}
+	require.NoError(t, admin.Create(ctx, &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "work-test"}, Webhooks: mutating}))
 
 	w := &warnings{}
 	cfg := rest.CopyConfig(env.Hub.Config)

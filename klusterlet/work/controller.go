@@ -102,32 +102,64 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// this work too, and the deletion is handled above.
 		return ctrl.Result{}, nil
 	}
-	// The finalizer goes to the hub while the managed cluster is written (two
-	// apiservers, one round trip instead of two); the status write waits for
-	// it. The record exists before anything is applied, so a work deleted in
-	// between still has its resources found (eviction.go).
-	var finalized chan error
+	var (
+		amw       *workv1.AppliedManifestWork
+		results   []status.ManifestResult
+		outcome   outcome
+		finalized chan error
+		adopted   chan error
+	)
 	withFinalizer := work
-	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
-		withFinalizer = work.DeepCopy()
-		controllerutil.AddFinalizer(withFinalizer, workv1.ManifestWorkFinalizer)
-		finalized = make(chan error, 1)
-		go func() { finalized <- r.hub.Update(ctx, withFinalizer) }()
-	}
-	amw, err := r.ensureApplied(ctx, work.Name)
-	if err != nil {
-		return ctrl.Result{}, errors.Join(fmt.Errorf("record on the managed cluster: %w", err), wait(finalized))
-	}
-	if amw.DeletionTimestamp != nil {
-		// Someone deleted the record on the managed cluster: clean up what it
-		// lists, let it go, and apply again from scratch on the next pass.
-		if err := wait(finalized); err != nil {
-			return ctrl.Result{}, err
+	if r.firstPass(ctx, work) {
+		// A new work that came with its finalizer (the hub's admission puts
+		// it on): its record and its resources are written at once, and the
+		// resources' owner references to the record follow while the status
+		// goes to the hub. Two round trips before the hub hears of the
+		// apply; what a stop in between leaves, cleanup finds by
+		// apply.PendingOwnerAnnotation (finalize.go).
+		recorded := make(chan error, 1)
+		go func() {
+			var err error
+			amw, err = r.ensureApplied(ctx, work.Name)
+			recorded <- err
+		}()
+		pending := &workv1.AppliedManifestWork{ObjectMeta: metav1.ObjectMeta{Name: applied.Name(r.hubHash, work.Name)}}
+		results, outcome = r.applyAll(ctx, work, pending)
+		if err := <-recorded; err != nil {
+			return ctrl.Result{}, fmt.Errorf("record on the managed cluster: %w", err)
 		}
-		return r.releaseRecord(ctx, work, amw)
+		if amw.DeletionTimestamp != nil {
+			return r.releaseRecord(ctx, work, amw)
+		}
+		adopted = make(chan error, 1)
+		go func() { adopted <- r.adopt(ctx, amw, outcome.adopt) }()
+	} else {
+		// The finalizer goes to the hub while the managed cluster is written
+		// (two apiservers, one round trip instead of two); the status write
+		// waits for it. The record exists before anything is applied, so a
+		// work deleted in between still has its resources found
+		// (eviction.go).
+		if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
+			withFinalizer = work.DeepCopy()
+			controllerutil.AddFinalizer(withFinalizer, workv1.ManifestWorkFinalizer)
+			finalized = make(chan error, 1)
+			go func() { finalized <- r.hub.Update(ctx, withFinalizer) }()
+		}
+		var err error
+		amw, err = r.ensureApplied(ctx, work.Name)
+		if err != nil {
+			return ctrl.Result{}, errors.Join(fmt.Errorf("record on the managed cluster: %w", err), wait(finalized))
+		}
+		if amw.DeletionTimestamp != nil {
+			// Someone deleted the record on the managed cluster: clean up what it
+			// lists, let it go, and apply again from scratch on the next pass.
+			if err := wait(finalized); err != nil {
+				return ctrl.Result{}, err
+			}
+			return r.releaseRecord(ctx, work, amw)
+		}
+		results, outcome = r.applyAll(ctx, work, amw)
 	}
-
-	results, outcome := r.applyAll(ctx, work, amw)
 	r.trace(req.NamespacedName, StageApplied)
 	if err := wait(finalized); apierrors.IsNotFound(err) {
 		// The work left the hub before it held the finalizer: nothing there
@@ -154,12 +186,18 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions.Fit(ctx, r.recorder, &next)
 	if !equality.Semantic.DeepEqual(next.Status, work.Status) {
 		if err := r.hub.Status().Update(ctx, &next); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, errors.Join(err, wait(adopted))
 		}
 		r.trace(req.NamespacedName, StageStatus)
 	}
+	if err := wait(adopted); err != nil {
+		// The record is written all the same: the next pass, soon, gives
+		// what was not adopted its owner reference.
+		log.Info("could not give new resources their owner reference; the next pass will", "error", err.Error())
+		outcome.failed = true
+	}
 
-	err = r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
+	err := r.record(ctx, amw, outcome, work.Spec.DeleteOption, log)
 	// After record: a work that let go of an object has released it by now,
 	// so the works waiting for it find it free.
 	r.wake(ctx, affected)
@@ -301,6 +339,55 @@ type outcome struct {
 	// followed are ReadOnly objects with feedbackScrapeType Watch: their
 	// changes wake the work although it does not own them.
 	followed []Followed
+	// adopt are the objects written while the record was being created
+	// (firstPass): they get their owner reference to it (adopt).
+	adopt []written
+}
+
+// written is an object as a write of this pass left it.
+type written struct {
+	target apply.Target
+	live   *unstructured.Unstructured
+}
+
+// firstPass says a work takes the fast path of a new work: it holds the
+// finalizer already (a work deleted meanwhile waits for this agent, so
+// nothing applied can be lost), it has no record yet, and every manifest is
+// written by Update or CreateOnly (the strategies whose writes carry the
+// pending mark; the others go the way of a known record).
+func (r *reconciler) firstPass(ctx context.Context, work *workv1.ManifestWork) bool {
+	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
+		return false
+	}
+	for _, c := range work.Spec.ManifestConfigs {
+		if s := c.UpdateStrategy; s != nil && s.Type != "" && s.Type != workv1.UpdateStrategyTypeUpdate && s.Type != workv1.UpdateStrategyTypeCreateOnly {
+			return false
+		}
+	}
+	err := r.spoke.Get(ctx, client.ObjectKey{Name: applied.Name(r.hubHash, work.Name)}, &workv1.AppliedManifestWork{})
+	return apierrors.IsNotFound(err)
+}
+
+// adopt gives the objects a first pass wrote their owner reference to the
+// work's record, all at once.
+func (r *reconciler) adopt(ctx context.Context, amw *workv1.AppliedManifestWork, objs []written) error {
+	owner := metav1.OwnerReference{APIVersion: workv1.GroupVersion.String(), Kind: "AppliedManifestWork", Name: amw.Name, UID: amw.UID}
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, o := range objs {
+		if ownedBy(o.live.GetOwnerReferences(), amw.UID) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := r.applier.Adopt(ctx, o.target, o.live, owner); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", describeObject(o.target.GVK.Kind, o.target.Namespace, o.target.Name), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 type claim struct {
@@ -410,6 +497,9 @@ func (r *reconciler) applyAll(ctx context.Context, work *workv1.ManifestWork, am
 				conditionRules = cfg.ConditionRules
 			}
 			res.Rules, res.RulesEvaluated = rules.Evaluate(live, conditionRules), true
+		}
+		if res.ApplyErr == nil && !res.ReadOnly && live != nil && owner.UID == "" && live.GetAnnotations()[apply.PendingOwnerAnnotation] == owner.Name {
+			out.adopt = append(out.adopt, written{target: t, live: live})
 		}
 		if (res.ApplyErr == nil || res.ApplyConflict) && !res.ReadOnly && live != nil {
 			r.watcher.Watch(t.GVR)

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -32,6 +33,12 @@ func (r *reconciler) finalize(ctx context.Context, work *workv1.ManifestWork) (c
 	name := applied.Name(r.hubHash, work.Name)
 	amw := &workv1.AppliedManifestWork{}
 	err := r.spokeReader.Get(ctx, client.ObjectKey{Name: name}, amw)
+	if apierrors.IsNotFound(err) && r.hasPending(ctx, work, name) {
+		// The agent stopped while it wrote a new work's record and resources
+		// at once: resources are there, the record is not. Make the record,
+		// so they are cleaned up as every work's are.
+		amw, err = r.ensureApplied(ctx, work.Name)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -81,9 +88,10 @@ func (r *reconciler) removeApplied(ctx context.Context, work *workv1.ManifestWor
 }
 
 // addUnrecorded adds to amw's status (in memory only) the objects of the
-// work's manifests that carry an owner reference to amw but are not recorded
-// in it: the agent records after it writes the work's status, so an agent
-// that stopped between the apply and the record left them unlisted. They are
+// work's manifests that carry an owner reference to amw, or the mark of one
+// to come (apply.PendingOwnerAnnotation naming amw), but are not recorded in
+// it: the agent records after it writes the work's status, so an agent that
+// stopped between the apply and the record left them unlisted. They are
 // then cleaned up like the recorded ones. An object that cannot be read is
 // skipped (it is either gone or its kind is not served).
 func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWork, amw *workv1.AppliedManifestWork) {
@@ -105,7 +113,7 @@ func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWor
 			continue
 		}
 		live, err := r.applier.Get(ctx, t)
-		if err != nil || live == nil || !ownedBy(live.GetOwnerReferences(), amw.UID) {
+		if err != nil || live == nil || !(ownedBy(live.GetOwnerReferences(), amw.UID) || pendingFor(live, amw.Name)) {
 			continue
 		}
 		recorded[key] = true
@@ -115,6 +123,31 @@ func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWor
 			UID:                string(live.GetUID()),
 		})
 	}
+}
+
+// pendingFor says live was written for the record named amw before that
+// record existed, and has not been adopted yet.
+func pendingFor(live *unstructured.Unstructured, amw string) bool {
+	return live.GetAnnotations()[apply.PendingOwnerAnnotation] == amw
+}
+
+// hasPending says one of the work's manifests names an object marked
+// pending for the record named amw.
+func (r *reconciler) hasPending(ctx context.Context, work *workv1.ManifestWork, amw string) bool {
+	for _, m := range work.Spec.Workload.Manifests {
+		obj, err := apply.Decode(m)
+		if obj == nil || err != nil {
+			continue
+		}
+		t, err := r.applier.Resolve(obj)
+		if err != nil {
+			continue
+		}
+		if live, err := r.applier.Get(ctx, t); err == nil && live != nil && pendingFor(live, amw) {
+			return true
+		}
+	}
+	return false
 }
 
 func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {

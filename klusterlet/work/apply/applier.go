@@ -172,7 +172,36 @@ func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Un
 	desired.SetResourceVersion("")
 	desired.SetUID("")
 	Stamp(desired, hash)
+	desired.SetAnnotations(markPending(desired.GetAnnotations(), owner))
 	return a.resource(t).Create(ctx, desired, metav1.CreateOptions{})
+}
+
+// Adopt gives live, which Apply wrote while owner's record was being created
+// (PendingOwnerAnnotation), its owner reference and drops the annotation, in
+// one merge patch that holds only at live's resourceVersion. A conflict (or
+// any error) leaves both to the next pass, whose apply writes them.
+func (a *Applier) Adopt(ctx context.Context, t Target, live *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
+	refs := make([]interface{}, 0, len(live.GetOwnerReferences())+1)
+	for _, r := range withOwner(live.GetOwnerReferences(), owner) {
+		refs = append(refs, r)
+	}
+	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"resourceVersion": live.GetResourceVersion(),
+		"ownerReferences": refs,
+		"annotations":     map[string]interface{}{PendingOwnerAnnotation: nil},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := a.resource(t).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return nil, err
+	}
+	// Verified as it was written, unless something else wrote it since.
+	if v := a.lastVerified(t); v.ResourceVersion == live.GetResourceVersion() {
+		a.remember(t, out, v.Hash)
+	}
+	return out, nil
 }
 
 // update creates the object, or makes it match the manifest again: the
@@ -454,7 +483,9 @@ func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, 
 	}
 	refs := live.GetOwnerReferences()
 	kept := make([]interface{}, 0, len(refs))
-	found := false
+	// An object written before its record existed is released by dropping
+	// the annotation that names the record.
+	_, found := live.GetAnnotations()[PendingOwnerAnnotation]
 	for _, r := range refs {
 		if r.UID == owner {
 			found = true
@@ -466,7 +497,8 @@ func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, 
 		return nil
 	}
 	patch, err := json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"ownerReferences": kept, "resourceVersion": live.GetResourceVersion()},
+		"metadata": map[string]interface{}{"ownerReferences": kept, "resourceVersion": live.GetResourceVersion(),
+			"annotations": map[string]interface{}{PendingOwnerAnnotation: nil}},
 	})
 	if err != nil {
 		return err

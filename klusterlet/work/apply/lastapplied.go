@@ -22,7 +22,28 @@ const (
 	// it set none). With it the Update strategy removes a label or annotation
 	// that left the manifest, while keeping those others added.
 	KeysAnnotation = "work.flotilla.dev/manifest-metadata-keys"
+	// PendingOwnerAnnotation is on an object the agent wrote for a new work
+	// before the work's AppliedManifestWork existed (the two are written at
+	// once, docs/work.md "The critical path of a new work"): its value names
+	// that record. Adopt then replaces it with the owner reference. Until
+	// then cleanup finds the object by it, as it finds owned ones.
+	PendingOwnerAnnotation = "work.flotilla.dev/pending-owner"
 )
+
+// markPending sets PendingOwnerAnnotation on ann when owner has a name but
+// no UID yet (its record is being created), and drops it otherwise: a
+// manifest cannot set it.
+func markPending(ann map[string]string, owner metav1.OwnerReference) map[string]string {
+	if owner.UID == "" && owner.Name != "" {
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[PendingOwnerAnnotation] = owner.Name
+		return ann
+	}
+	delete(ann, PendingOwnerAnnotation)
+	return ann
+}
 
 // ManifestHash is the value of HashAnnotation for a manifest.
 func ManifestHash(desired *unstructured.Unstructured) string {
@@ -109,7 +130,7 @@ func UpdateBody(desired, live *unstructured.Unstructured, hash string, owner met
 	merged.SetUID(live.GetUID())
 	merged.SetFinalizers(live.GetFinalizers())
 	merged.SetLabels(mergeOwned(live.GetLabels(), desired.GetLabels(), prev.Labels))
-	merged.SetAnnotations(stamped(mergeOwned(live.GetAnnotations(), desired.GetAnnotations(), prev.Annotations), desired, hash))
+	merged.SetAnnotations(markPending(stamped(mergeOwned(live.GetAnnotations(), desired.GetAnnotations(), prev.Annotations), desired, hash), owner))
 	merged.SetOwnerReferences(withOwner(mergeOwners(live.GetOwnerReferences(), desired.GetOwnerReferences()), owner))
 	if st, ok := live.Object["status"]; ok {
 		merged.Object["status"] = st

@@ -198,3 +198,32 @@ status: {%s}`
 		})
 	}
 }
+
+func TestMarkPending(t *testing.T) {
+	pending := metav1.OwnerReference{Name: "h-w"}
+	known := metav1.OwnerReference{Name: "h-w", UID: "amw-uid"}
+	for _, tc := range []struct {
+		name  string
+		ann   map[string]string
+		owner metav1.OwnerReference
+		want  map[string]string
+	}{
+		{"the record is being created: marked", nil, pending, map[string]string{PendingOwnerAnnotation: "h-w"}},
+		{"others kept", map[string]string{"a": "1"}, pending, map[string]string{"a": "1", PendingOwnerAnnotation: "h-w"}},
+		{"a manifest's own value is replaced", map[string]string{PendingOwnerAnnotation: "other"}, pending, map[string]string{PendingOwnerAnnotation: "h-w"}},
+		{"the record is known: the mark goes", map[string]string{"a": "1", PendingOwnerAnnotation: "h-w"}, known, map[string]string{"a": "1"}},
+		{"no owner at all: no mark", map[string]string{PendingOwnerAnnotation: "x"}, metav1.OwnerReference{}, map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, markPending(tc.ann, tc.owner))
+		})
+	}
+	// An update once the record is known drops the mark and adds the owner.
+	live := &unstructured.Unstructured{Object: map[string]interface{}{"kind": "ConfigMap",
+		"metadata": map[string]interface{}{"name": "a", "annotations": map[string]interface{}{PendingOwnerAnnotation: "h-w"}}}}
+	desired := &unstructured.Unstructured{Object: map[string]interface{}{"kind": "ConfigMap", "metadata": map[string]interface{}{"name": "a"}}}
+	body := UpdateBody(desired, live, "hash", known)
+	assert.NotContains(t, body.GetAnnotations(), PendingOwnerAnnotation)
+	require.Len(t, body.GetOwnerReferences(), 1)
+	assert.EqualValues(t, "amw-uid", body.GetOwnerReferences()[0].UID)
+}

@@ -46,7 +46,9 @@ var policiesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
 // config-policy-controller one after the other as their own processes, each on
 // its own namespace of the same 1,000 policies (the first is stopped before
 // the second starts). FLOTILLA_COMPARE_CPC_ARGS adds flags to upstream's
-// command line (to see what a tuned upstream does, e.g. --evaluation-backoff 1).
+// command line (to see what a tuned upstream does, e.g. --evaluation-backoff 1);
+// FLOTILLA_COMPARE_POLICY_ARGS adds flags to Flotilla's (e.g.
+// --pprof-bind-address 127.0.0.1:6061, to take heap profiles during the run).
 func policyWorkload(b *testing.B, upstream string) []row {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +78,7 @@ func policyWorkload(b *testing.B, upstream string) []row {
 	f := policyRun(b, ctx, kube, dyn, "cmp-flotilla", func(ns string) (int, func()) {
 		return startProcess(b, ctx, "flotilla-policy", benchutil.Flotilla(b), append([]string{"policy", "run",
 			"--kubeconfig", cluster.KubeconfigPath, "--namespace", ns, "--gatekeeper-audit", "off", "--metrics-addr", ""},
-			limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
+			append(limitArgs(b, "--kube-api-qps", "--kube-api-burst"), strings.Fields(os.Getenv("FLOTILLA_COMPARE_POLICY_ARGS"))...)...)...)
 	})
 	u := policyRun(b, ctx, kube, dyn, "cmp-upstream", func(ns string) (int, func()) {
 		// Run locally (no Deployment of its own to find), one watched namespace.

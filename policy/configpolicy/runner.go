@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -173,13 +174,14 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("cannot list ConfigurationPolicies (is the policy CRD installed? `flotilla policy run` installs it with --install-crds): %w", err)
 	}
 	r.policy = dynamicinformer.NewFilteredDynamicInformer(dyn, policiesGVR, opts.Namespace, 0, cache.Indexers{}, nil).Informer()
-	_ = r.policy.SetTransform(slim)
+	_ = r.policy.SetTransform(slimPolicy)
 	_, _ = r.policy.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { r.enqueue(obj) },
 		UpdateFunc: func(old, cur any) {
-			o, c := old.(*unstructured.Unstructured), cur.(*unstructured.Unstructured)
+			o, err1 := meta.Accessor(old)
+			c, err2 := meta.Accessor(cur)
 			// Our own status writes do not re-trigger an evaluation.
-			if o.GetGeneration() != c.GetGeneration() || c.GetDeletionTimestamp() != nil ||
+			if err1 != nil || err2 != nil || o.GetGeneration() != c.GetGeneration() || c.GetDeletionTimestamp() != nil ||
 				len(o.GetFinalizers()) != len(c.GetFinalizers()) || !equalMaps(o.GetLabels(), c.GetLabels()) {
 				r.enqueue(cur)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
@@ -113,4 +114,64 @@ spec:
 	require.Contains(t, ft.Desired.GetAnnotations(), "kubectl.kubernetes.io/last-applied-configuration")
 	_, has, _ := unstructured.NestedFieldNoCopy(ft.Desired.Object, "metadata", "managedFields")
 	require.False(t, has)
+}
+
+const managedPolicy = `
+apiVersion: policy.open-cluster-management.io/v1
+kind: ConfigurationPolicy
+metadata:
+  name: p
+  namespace: pol
+  resourceVersion: "9"
+  finalizers: [example.com/keep]
+  managedFields:
+  - {manager: kubectl, operation: Update, apiVersion: policy.open-cluster-management.io/v1, fieldsType: FieldsV1, fieldsV1: {"f:spec": {}}}
+spec:
+  remediationAction: enforce
+  object-templates:
+  - complianceType: musthave
+    objectDefinition: {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: x}, data: {level: info}}
+status:
+  compliant: Compliant
+  history: [{message: "Compliant; notification - found", eventName: p.1}]
+`
+
+// The policy cache keeps policies decoded, without managedFields; one that
+// does not decode stays whole (bar managedFields) for its evaluation to
+// report; the last state of a deleted policy is treated alike.
+func TestSlimPolicy(t *testing.T) {
+	got, err := slimPolicy(object(t, managedPolicy))
+	require.NoError(t, err)
+	p, ok := got.(*policyv1.ConfigurationPolicy)
+	require.True(t, ok, "decoded: %T", got)
+	require.Nil(t, p.ManagedFields)
+	require.Equal(t, "9", p.ResourceVersion)
+	require.Equal(t, []string{"example.com/keep"}, p.Finalizers)
+	require.Equal(t, "ConfigurationPolicy", p.Kind)
+	require.Equal(t, policyv1.Compliant, p.Status.ComplianceState)
+	require.Equal(t, "p.1", p.Status.History[0].EventName)
+	require.Len(t, p.Spec.ObjectTemplates, 1)
+
+	// The same policy decoded by the engine's own converter, bar managedFields.
+	want := &policyv1.ConfigurationPolicy{}
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(object(t, managedPolicy).Object, want))
+	want.ManagedFields = nil
+	require.Equal(t, want, p)
+
+	bad := object(t, managedPolicy)
+	require.NoError(t, unstructured.SetNestedField(bad.Object, "not a list", "spec", "object-templates"))
+	got, err = slimPolicy(bad)
+	require.NoError(t, err)
+	u, ok := got.(*unstructured.Unstructured)
+	require.True(t, ok, "kept whole: %T", got)
+	require.Equal(t, "not a list", u.Object["spec"].(map[string]any)["object-templates"])
+	_, has, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	require.False(t, has)
+
+	got, err = slimPolicy(cache.DeletedFinalStateUnknown{Key: "pol/p", Obj: object(t, managedPolicy)})
+	require.NoError(t, err)
+	require.IsType(t, &policyv1.ConfigurationPolicy{}, got.(cache.DeletedFinalStateUnknown).Obj)
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(got)
+	require.NoError(t, err)
+	require.Equal(t, "pol/p", key)
 }

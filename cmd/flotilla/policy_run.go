@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os/signal"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ type policyRunOptions struct {
 	qps         float32
 	burst       int
 	metricsAddr string
+	pprofAddr   string
 	installCRDs bool
 	gatekeeper  string
 }
@@ -73,6 +75,7 @@ Secrets and Namespaces for CertificatePolicies.`,
 	cmd.Flags().Float32Var(&o.qps, "kube-api-qps", 200, "queries per second the engine's client may send the apiserver")
 	cmd.Flags().IntVar(&o.burst, "kube-api-burst", 400, "burst of the engine's client above --kube-api-qps")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "127.0.0.1:8383", "address serving Prometheus metrics at /metrics (empty: off)")
+	cmd.Flags().StringVar(&o.pprofAddr, "pprof-bind-address", "", "address serving Go's profiles at /debug/pprof/ (empty = off; keep it on localhost)")
 	cmd.Flags().BoolVar(&o.installCRDs, "install-crds", false, "install or update the policy CRDs on the cluster first (and the ConstraintTemplate CRD where Gatekeeper is absent)")
 	cmd.Flags().StringVar(&o.gatekeeper, "gatekeeper-audit", "auto", "audit Gatekeeper ConstraintTemplates and constraints with Flotilla's own Rego engine: auto (when the cluster has no Gatekeeper), on, off")
 	return cmd
@@ -103,6 +106,22 @@ func runPolicyEngine(ctx context.Context, cmd *cobra.Command, o policyRunOptions
 		}()
 		defer srv.Close()
 		fmt.Fprintf(out, "==> metrics on http://%s/metrics\n", o.metricsAddr)
+	}
+	if o.pprofAddr != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		srv := &http.Server{Addr: o.pprofAddr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintf(out, "pprof server: %v\n", err)
+			}
+		}()
+		defer srv.Close()
+		fmt.Fprintf(out, "==> profiles on http://%s/debug/pprof/\n", o.pprofAddr)
 	}
 	where := "all namespaces"
 	if o.namespace != "" {

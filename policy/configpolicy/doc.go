@@ -26,6 +26,11 @@
 // the policies whose kinds were unknown. evaluationInterval throttles this
 // per compliance state ("never": only when the policy's spec changes).
 //
+// Memory: the informers keep objects without metadata.managedFields (writes
+// carry none, so the apiserver keeps its record of them), the policy
+// informer keeps policies decoded, and CustomResourceDefinitions are watched
+// by their metadata alone (a template naming them starts a whole watch).
+//
 // Enforce creates missing objects, updates mismatched ones (a server-side
 // dry-run first: an update the apiserver would not change anything with is a
 // match, not a violation; inform uses the same check) and deletes MustNotHave
@@ -34,6 +39,6 @@
 // The runner's files follow its concerns: runner.go (options, start, queue),
 // watch.go (the informers and what they re-queue), reconcile.go (one policy:
 // read, throttle, evaluate, enforce), status.go (status and compliance
-// events), finalize.go (the finalizer and what it removes) and prune.go
-// (pruneObjectBehavior).
+// events), finalize.go (the finalizer and what it removes), prune.go
+// (pruneObjectBehavior) and slim.go (what the caches keep).
 package configpolicy

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,18 +37,19 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 		r.forget(key)
 		return 0, nil
 	}
-	u := obj.(*unstructured.Unstructured).DeepCopy()
-	if u, err = r.fresh(ctx, key, u); err != nil || u == nil {
+	p, u, err := r.fresh(ctx, key, obj)
+	if err != nil || (p == nil && u == nil) {
 		return 0, err
 	}
-	p := &policyv1.ConfigurationPolicy{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, p); err != nil {
-		return 0, r.writeUnreadable(ctx, u, err)
+	if p == nil {
+		// The policy does not decode: the cache keeps it whole, to say why.
+		cause := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &policyv1.ConfigurationPolicy{})
+		return 0, r.writeUnreadable(ctx, u, cause)
 	}
 	if p.DeletionTimestamp != nil {
-		return 0, r.finalize(ctx, key, u, p)
+		return 0, r.finalize(ctx, key, p)
 	}
-	if u, err = r.ensureFinalizer(ctx, u, p); err != nil {
+	if err := r.ensureFinalizer(ctx, p); err != nil {
 		return 0, err
 	}
 	if wait, skip := r.throttle(key, p); skip {
@@ -73,7 +75,7 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	r.opts.Metrics.GovernanceInfo.WithLabelValues("ConfigurationPolicy", p.Name, p.Namespace).Set(governanceValue(status.ComplianceState))
 	r.pruneRemoved(ctx, p, res)
 	msg := res.ComplianceMessage(status, evaluate.UsingWatch(p, status.ComplianceState))
-	if err := r.writeStatus(ctx, u, p, msg, status, res); err != nil {
+	if err := r.writeStatus(ctx, p, msg, status, res); err != nil {
 		return 0, err
 	}
 	r.mu.Lock()
@@ -100,32 +102,46 @@ func (r *Runner) reconcile(ctx context.Context, key string) (time.Duration, erro
 	return d, nil
 }
 
-// fresh returns the policy as the engine last wrote it or newer. The
-// informer cache may not have seen the engine's last write yet; comparing a
-// new status with a stale one would skip a needed write (or repeat a history
-// entry), so a cache behind the engine's own write is bypassed with a GET.
-// It returns nil when the policy is gone.
-func (r *Runner) fresh(ctx context.Context, key string, cached *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// fresh returns a copy of the cached policy (decoded, or whole when it does
+// not decode: then p is nil and u is set), or newer: the informer cache may
+// not have seen the engine's last write yet; comparing a new status with a
+// stale one would skip a needed write (or repeat a history entry), so a
+// cache behind the engine's own write is bypassed with a GET. Both are nil
+// when the policy is gone.
+func (r *Runner) fresh(ctx context.Context, key string, cached any) (p *policyv1.ConfigurationPolicy, u *unstructured.Unstructured, err error) {
+	m, err := meta.Accessor(cached)
+	if err != nil {
+		return nil, nil, err
+	}
 	r.mu.Lock()
 	last, ok := r.written[key]
 	r.mu.Unlock()
-	if !ok || last == cached.GetResourceVersion() {
-		return cached, nil
+	if !ok || last == m.GetResourceVersion() {
+		switch o := cached.(type) {
+		case *policyv1.ConfigurationPolicy:
+			return o.DeepCopy(), nil, nil
+		case *unstructured.Unstructured:
+			return nil, o.DeepCopy(), nil
+		}
+		return nil, nil, fmt.Errorf("policy cache holds a %T", cached)
 	}
-	got, err := r.dyn.Resource(policiesGVR).Namespace(cached.GetNamespace()).Get(ctx, cached.GetName(), metav1.GetOptions{})
+	got, err := r.dyn.Resource(policiesGVR).Namespace(m.GetNamespace()).Get(ctx, m.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		r.forget(key)
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.wrote(key, got)
-	return got, nil
+	if p, ok := decodePolicy(got); ok {
+		return p, nil, nil
+	}
+	return nil, got, nil
 }
 
 // wrote records the resourceVersion of the engine's latest view of a policy.
-func (r *Runner) wrote(key string, obj *unstructured.Unstructured) {
+func (r *Runner) wrote(key string, obj metav1.Object) {
 	r.mu.Lock()
 	r.written[key] = obj.GetResourceVersion()
 	r.mu.Unlock()

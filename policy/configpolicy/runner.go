@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
@@ -171,12 +174,14 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("cannot list ConfigurationPolicies (is the policy CRD installed? `flotilla policy run` installs it with --install-crds): %w", err)
 	}
 	r.policy = dynamicinformer.NewFilteredDynamicInformer(dyn, policiesGVR, opts.Namespace, 0, cache.Indexers{}, nil).Informer()
+	_ = r.policy.SetTransform(slimPolicy)
 	_, _ = r.policy.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { r.enqueue(obj) },
 		UpdateFunc: func(old, cur any) {
-			o, c := old.(*unstructured.Unstructured), cur.(*unstructured.Unstructured)
+			o, err1 := meta.Accessor(old)
+			c, err2 := meta.Accessor(cur)
 			// Our own status writes do not re-trigger an evaluation.
-			if o.GetGeneration() != c.GetGeneration() || c.GetDeletionTimestamp() != nil ||
+			if err1 != nil || err2 != nil || o.GetGeneration() != c.GetGeneration() || c.GetDeletionTimestamp() != nil ||
 				len(o.GetFinalizers()) != len(c.GetFinalizers()) || !equalMaps(o.GetLabels(), c.GetLabels()) {
 				r.enqueue(cur)
 			}
@@ -187,13 +192,10 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 	if !cache.WaitForCacheSync(ctx.Done(), r.policy.HasSynced) {
 		return nil, fmt.Errorf("the ConfigurationPolicy watch did not sync")
 	}
-	// A new CRD may serve a kind that was unknown.
-	if crds, err := r.watches.get(crdsGVR); err == nil {
-		_, _ = crds.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { r.crdChanged() },
-			UpdateFunc: func(any, any) { r.crdChanged() },
-		})
-	} else {
+	// A new CRD may serve a kind that was unknown. The names are all this
+	// needs: a watch of their metadata keeps no schemas in memory (a policy
+	// naming CustomResourceDefinitions starts a whole watch of its own).
+	if err := r.watchCRDs(ctx, cfg); err != nil {
 		r.log.Info("not watching CustomResourceDefinitions; policies naming a kind that appears later are re-evaluated only on their interval", "error", err.Error())
 	}
 	for i := 0; i < opts.Workers; i++ {
@@ -201,6 +203,32 @@ func Start(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	go func() { <-ctx.Done(); r.queue.ShutDown() }()
 	return r, nil
+}
+
+// watchCRDs calls crdChanged when a CustomResourceDefinition is added or
+// changes, from a watch of their metadata only (without managedFields and
+// annotations: kubectl's last-applied-configuration holds a whole CRD).
+func (r *Runner) watchCRDs(ctx context.Context, cfg *rest.Config) error {
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := mc.Resource(crdsGVR).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+		return err
+	}
+	inf := metadatainformer.NewFilteredMetadataInformer(mc, crdsGVR, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			m.ManagedFields, m.Annotations = nil, nil
+		}
+		return obj, nil
+	})
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { r.crdChanged() },
+		UpdateFunc: func(any, any) { r.crdChanged() },
+	})
+	go inf.Run(ctx.Done())
+	return nil
 }
 
 func equalMaps(a, b map[string]string) bool {

@@ -24,7 +24,7 @@ import (
 // and a compliance event when the compliance message changed. res (nil for
 // a status that is not an evaluation's) leaves related objects out when the
 // object would otherwise pass maxObjectBytes.
-func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, p *policyv1.ConfigurationPolicy,
+func (r *Runner) writeStatus(ctx context.Context, p *policyv1.ConfigurationPolicy,
 	msg string, status policyv1.ConfigurationPolicyStatus, res *evaluate.Result) error {
 	var event *corev1.Event
 	if len(p.Status.History) == 0 || !conditions.SameMessage(p.Status.History[0].Message, msg) {
@@ -43,7 +43,15 @@ func (r *Runner) writeStatus(ctx context.Context, u *unstructured.Unstructured, 
 		conditions.Report(r.log, nil, fitted, cuts)
 	}
 	status = fitted.Status
+	var u *unstructured.Unstructured
 	if !statusEqual(p.Status, status) {
+		// The policy as written: its own copy, with the new status (a status
+		// write takes nothing else from it).
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			return err
+		}
+		u = &unstructured.Unstructured{Object: obj}
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&status)
 		if err != nil {
 			return err

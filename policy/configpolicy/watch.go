@@ -96,6 +96,7 @@ func (w *watches) start(kw *kindWatch) {
 	}
 	kw.informer = dynamicinformer.NewFilteredDynamicInformer(w.dyn, kw.gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	_ = kw.informer.SetTransform(slim)
 	handler := func(obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj

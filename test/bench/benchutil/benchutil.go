@@ -85,6 +85,45 @@ func MemoryParts(pid int) (anon, file, shmem float64) {
 	return m["RssAnon:"], m["RssFile:"], m["RssShmem:"]
 }
 
+// PeakAnon samples a process's anonymous resident memory (its heap and
+// stacks, without the binary's file-backed pages, whose residence depends on
+// the page cache and on the binary's size) every interval until the returned
+// function is called, which returns the largest sample in MiB. The kernel
+// keeps a high-water mark of the whole RSS only (VmHWM), so this samples.
+func PeakAnon(pid int, interval time.Duration) func() float64 {
+	var mu sync.Mutex
+	peak := 0.0
+	sample := func() {
+		anon, _, _ := MemoryParts(pid)
+		mu.Lock()
+		peak = max(peak, anon)
+		mu.Unlock()
+	}
+	done := make(chan struct{})
+	var stopped sync.WaitGroup
+	stopped.Add(1)
+	go func() {
+		defer stopped.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			sample()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() float64 {
+		once.Do(func() { close(done); stopped.Wait(); sample() })
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
+
 // status reads the kB fields of /proc/PID/status, in MiB, by their key.
 func status(pid int) map[string]float64 {
 	out := map[string]float64{}

@@ -46,7 +46,9 @@ var policiesGVR = policyv1.GroupVersion.WithResource("configurationpolicies")
 // config-policy-controller one after the other as their own processes, each on
 // its own namespace of the same 1,000 policies (the first is stopped before
 // the second starts). FLOTILLA_COMPARE_CPC_ARGS adds flags to upstream's
-// command line (to see what a tuned upstream does, e.g. --evaluation-backoff 1).
+// command line (to see what a tuned upstream does, e.g. --evaluation-backoff 1);
+// FLOTILLA_COMPARE_POLICY_ARGS adds flags to Flotilla's (e.g.
+// --pprof-bind-address 127.0.0.1:6061, to take heap profiles during the run).
 func policyWorkload(b *testing.B, upstream string) []row {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +78,7 @@ func policyWorkload(b *testing.B, upstream string) []row {
 	f := policyRun(b, ctx, kube, dyn, "cmp-flotilla", func(ns string) (int, func()) {
 		return startProcess(b, ctx, "flotilla-policy", benchutil.Flotilla(b), append([]string{"policy", "run",
 			"--kubeconfig", cluster.KubeconfigPath, "--namespace", ns, "--gatekeeper-audit", "off", "--metrics-addr", ""},
-			limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
+			append(limitArgs(b, "--kube-api-qps", "--kube-api-burst"), strings.Fields(os.Getenv("FLOTILLA_COMPARE_POLICY_ARGS"))...)...)...)
 	})
 	u := policyRun(b, ctx, kube, dyn, "cmp-upstream", func(ns string) (int, func()) {
 		// Run locally (no Deployment of its own to find), one watched namespace.
@@ -95,12 +97,18 @@ func policyWorkload(b *testing.B, upstream string) []row {
 		{w, "change -> status max (ms)", ms(f.max), ms(u.max)},
 		{w, "CPU, whole run (s)", f.cpu.Seconds(), u.cpu.Seconds()},
 		{w, "peak RSS (MiB)", f.peakRSS, u.peakRSS},
+		{w, "peak anonymous RSS (MiB)", f.peakAnon, u.peakAnon},
+		{w, "file-backed RSS at the end (MiB)", f.fileRSS, u.fileRSS},
 	}
 }
 
 type policyResult struct {
 	first, firstCPU, p50, max, cpu time.Duration
 	peakRSS                        float64
+	// peakAnon is the largest anonymous RSS sampled (heap, stacks); fileRSS
+	// is the binary's resident pages at the end (shared page cache: it
+	// depends on the binary's size and on what the cache holds).
+	peakAnon, fileRSS float64
 }
 
 // policyRun creates the 1,000 policies in ns, starts the engine, and clocks
@@ -155,6 +163,7 @@ func policyRun(b *testing.B, ctx context.Context, kube kubernetes.Interface, dyn
 	begin := time.Now()
 	pid, stop := start(ns)
 	defer stop()
+	peakAnon := benchutil.PeakAnon(pid, 100*time.Millisecond)
 	last := time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Minute, true, func(context.Context) (bool, error) {
 		n := evaluated()
@@ -191,9 +200,11 @@ func policyRun(b *testing.B, ctx context.Context, kube kubernetes.Interface, dyn
 	res.p50, res.max = lat[len(lat)/2], lat[len(lat)-1]
 	res.cpu = benchutil.CPU(pid)
 	_, res.peakRSS = benchutil.Memory(pid)
-	b.Logf("%s: %d policies all with a status after %s (CPU %s); change -> status p50 %s, max %s over %d changes; CPU %s in all, peak RSS %.0f MiB",
+	res.peakAnon = peakAnon()
+	_, res.fileRSS, _ = benchutil.MemoryParts(pid)
+	b.Logf("%s: %d policies all with a status after %s (CPU %s); change -> status p50 %s, max %s over %d changes; CPU %s in all, peak RSS %.0f MiB (anonymous %.0f MiB at most, file-backed %.0f MiB at the end)",
 		ns, policyCount, res.first.Round(time.Millisecond), res.firstCPU.Round(time.Millisecond), res.p50.Round(time.Millisecond),
-		res.max.Round(time.Millisecond), len(lat), res.cpu.Round(time.Millisecond), res.peakRSS)
+		res.max.Round(time.Millisecond), len(lat), res.cpu.Round(time.Millisecond), res.peakRSS, res.peakAnon, res.fileRSS)
 	stop()
 	return res
 }

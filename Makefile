@@ -21,7 +21,7 @@ TEST_P        ?= 4
 # Tests and `flotilla dev` find the control-plane binaries here.
 export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
-.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean interop upstream bench-compare
+.PHONY: all build image controlplane test e2e-nodes fuzz chaos demo demo-down bench lint manifests verify clean interop upstream bench-compare bench-compare-search
 
 all: build
 
@@ -82,6 +82,12 @@ BENCH_COMPARE_QPS ?=
 bench-compare: controlplane build upstream
 	FLOTILLA=$(FLOTILLA) FLOTILLA_UPSTREAM_BIN=$(CURDIR)/.upstream/bin FLOTILLA_COMPARE=$(BENCH_COMPARE) FLOTILLA_COMPARE_QPS=$(BENCH_COMPARE_QPS) \
 		$(GO) test -tags compare -count=1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./test/bench/compare/
+
+## bench-compare-search: fleet search side by side with Clusterpedia on 10 clusters (not in CI). FLOTILLA_CLUSTERPEDIA_BIN: a folder with Clusterpedia's apiserver and clustersynchro-manager built from its source (default .clusterpedia/bin), FLOTILLA_CLUSTERPEDIA_CRDS: its deploy/ folder (docs/benchmarks.md)
+FLOTILLA_CLUSTERPEDIA_BIN ?= $(CURDIR)/.clusterpedia/bin
+bench-compare-search: controlplane build
+	FLOTILLA=$(FLOTILLA) FLOTILLA_COMPARE=search FLOTILLA_CLUSTERPEDIA_BIN=$(FLOTILLA_CLUSTERPEDIA_BIN) FLOTILLA_CLUSTERPEDIA_CRDS=$(FLOTILLA_CLUSTERPEDIA_CRDS) \
+		$(GO) test -tags compare -count=1 -run '^$$' -bench . -benchtime 1x -timeout 60m ./test/bench/compare/
 
 ## demo: build, start the local default, run the scripted demo; leaves it running
 demo: controlplane build

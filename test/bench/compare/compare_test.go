@@ -24,37 +24,56 @@ type row struct {
 }
 
 // workloads in the order they run; FLOTILLA_COMPARE picks a subset. An
-// optIn workload (long) runs only when FLOTILLA_COMPARE names it.
+// optIn workload (long, or needing other binaries) runs only when
+// FLOTILLA_COMPARE names it. A workload that is notOCM compares with another
+// project (its own binaries) and needs no upstream OCM binaries.
 var workloads = []struct {
-	name  string
-	optIn bool
-	run   func(b *testing.B, upstream string) []row
+	name   string
+	optIn  bool
+	notOCM bool
+	run    func(b *testing.B, upstream string) []row
 }{
-	{"placement", false, func(b *testing.B, up string) []row { return placementWorkload(b, up, 1000) }},
-	{"placement10k", true, func(b *testing.B, up string) []row { return placementWorkload(b, up, 10000) }},
-	{"work", false, workWorkload},
-	{"registration", false, registrationWorkload},
-	{"policy", false, policyWorkload},
+	{"placement", false, false, func(b *testing.B, up string) []row { return placementWorkload(b, up, 1000) }},
+	{"placement10k", true, false, func(b *testing.B, up string) []row { return placementWorkload(b, up, 10000) }},
+	{"work", false, false, workWorkload},
+	{"registration", false, false, registrationWorkload},
+	{"policy", false, false, policyWorkload},
+	{"search", true, true, searchWorkload},
 }
 
 func BenchmarkCompare(b *testing.B) {
 	log.SetLogger(logr.Discard()) // Flotilla's in-process work agent logs through controller-runtime
-	upstream := upstreamBin(b)
+	picked := strings.Split(os.Getenv("FLOTILLA_COMPARE"), ",")
+	upstream := ""
+	for _, w := range workloads {
+		if isPicked(picked, w.name, w.optIn) && !w.notOCM {
+			upstream = upstreamBin(b)
+			break
+		}
+	}
 	if q, _ := sameLimits(b); q > 0 {
 		fmt.Printf("both sides' clients limited to %g QPS, burst %d (FLOTILLA_COMPARE_QPS)\n", q, 2*int(q))
 	}
-	picked := strings.Split(os.Getenv("FLOTILLA_COMPARE"), ",")
 	var rows []row
 	for range b.N {
 		rows = rows[:0]
 		for _, w := range workloads {
-			if picked[0] == "" && w.optIn || picked[0] != "" && !slices.Contains(picked, w.name) {
+			if !isPicked(picked, w.name, w.optIn) {
 				continue
 			}
 			rows = append(rows, w.run(b, upstream)...)
 		}
 	}
 	printTable(os.Stdout, rows)
+}
+
+// isPicked: FLOTILLA_COMPARE (split at commas) names the workload, or is
+// empty and the workload is not optIn.
+func isPicked(picked []string, name string, optIn bool) bool {
+	if picked[0] == "" {
+		return !optIn
+	}
+	return slices.Contains(picked, name)
 }
 
 // upstreamBin is the folder of upstream's binaries: $FLOTILLA_UPSTREAM_BIN, as
@@ -99,7 +118,8 @@ func limitArgs(b *testing.B, qpsFlag, burstFlag string) []string {
 }
 
 // printTable writes the rows with the ratio upstream/Flotilla (above 1: Flotilla
-// uses less, or is faster).
+// uses less, or is faster). In the search workload's rows "upstream" is
+// Clusterpedia.
 func printTable(out *os.File, rows []row) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "workload\tmetric\tflotilla\tupstream\tupstream/flotilla\t")

@@ -14,4 +14,12 @@
 // the workloads. FLOTILLA_COMPARE_QPS=N runs every client of both sides at N
 // queries per second, burst 2N, instead of each side's defaults. See
 // docs/benchmarks.md, "Side by side with upstream".
+//
+// FLOTILLA_COMPARE=search (only when named) compares fleet search with
+// Clusterpedia on 10 clusters; it needs no OCM binaries but Clusterpedia's
+// apiserver and clustersynchro-manager, built from its source, in
+// FLOTILLA_CLUSTERPEDIA_BIN, and its CRD manifests (its deploy/ folder) in
+// FLOTILLA_CLUSTERPEDIA_CRDS (default $FLOTILLA_CLUSTERPEDIA_BIN/../src/deploy).
+// `make bench-compare-search` runs it. See docs/benchmarks.md, "Side by side
+// with Clusterpedia".
 package compare

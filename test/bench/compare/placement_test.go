@@ -231,7 +231,12 @@ func startProcess(b *testing.B, ctx context.Context, name, bin string, args ...s
 
 // startProcessEnv is startProcess with variables added to the environment.
 func startProcessEnv(b *testing.B, ctx context.Context, name, bin string, env []string, args ...string) (int, func()) {
-	log, err := os.Create(filepath.Join(b.TempDir(), name+".log"))
+	return startProcessLog(b, ctx, filepath.Join(b.TempDir(), name+".log"), bin, env, args...)
+}
+
+// startProcessLog is startProcessEnv logging to the file logPath.
+func startProcessLog(b *testing.B, ctx context.Context, logPath, bin string, env []string, args ...string) (int, func()) {
+	log, err := os.Create(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -66,9 +66,12 @@ chaos: controlplane build
 	$(if $(CHAOS_NODES),@hack/prereqs.sh nodes)
 	FLOTILLA_CHAOS_NODES=$(CHAOS_NODES) FLOTILLA_CHAOS_DURATION=$(CHAOS_DURATION) $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout $(CHAOS_TIMEOUT) ./test/chaos/
 
-## upstream: upstream OCM's registration, work, placement, clusteradm and config-policy-controller built from source -> .upstream/bin (cached by commit; hack/upstream-build.sh)
+## upstream: checks that upstream OCM's registration, work, placement, clusteradm and config-policy-controller, built from their public source outside this tree, are in .upstream/bin (docs/interop.md: which commits)
+UPSTREAM_BINARIES := registration work placement clusteradm config-policy-controller
 upstream:
-	@hack/upstream-build.sh
+	@for b in $(UPSTREAM_BINARIES); do \
+		test -x .upstream/bin/$$b || { echo "upstream: .upstream/bin/$$b is missing: build upstream OCM's $(UPSTREAM_BINARIES) from their public source (the commits in docs/interop.md) and put them in .upstream/bin (git-ignored; this repository keeps no recipe for it)" >&2; exit 1; }; \
+	done; echo "upstream: $(CURDIR)/.upstream/bin"; cat .upstream/bin/COMMITS 2>/dev/null || true
 
 ## interop: upstream OCM binaries against Flotilla, before a release (fetches; not in CI). INTEROP_AVAILABLE_FOR=5m (docs/interop.md)
 INTEROP_AVAILABLE_FOR ?= 5m

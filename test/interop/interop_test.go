@@ -37,7 +37,7 @@ import (
 )
 
 var (
-	upstreamBin  = flag.String("interop.upstream-bin", "", "directory with upstream registration, work and clusteradm (default: <module>/.upstream/bin, from hack/upstream-build.sh)")
+	upstreamBin  = flag.String("interop.upstream-bin", "", "directory with upstream registration, work and clusteradm (default: <module>/.upstream/bin, built from upstream's public source beforehand)")
 	availableFor = flag.Duration("interop.available-for", 5*time.Minute, "how long an upstream agent on a Flotilla hub must stay Available with its lease renewed")
 )
 
@@ -89,7 +89,7 @@ func TestInterop(t *testing.T) {
 	}
 	for _, b := range []string{"registration", "work", "clusteradm"} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Fatalf("upstream %s not found in %s: run hack/upstream-build.sh (make interop does): %v", b, bin, err)
+			t.Fatalf("upstream %s not found in %s: build upstream OCM from its public source into .upstream/bin first (docs/interop.md): %v", b, bin, err)
 		}
 	}
 	commits, _ := os.ReadFile(filepath.Join(bin, "COMMITS"))

@@ -19,7 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// upstream runs the binaries hack/upstream-build.sh built.
+// upstream runs the upstream binaries found in .upstream/bin (docs/interop.md).
 type upstream struct {
 	bin  string // directory with registration, work, clusteradm
 	logs string // directory for the processes' logs

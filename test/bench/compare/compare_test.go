@@ -77,15 +77,15 @@ func isPicked(picked []string, name string, optIn bool) bool {
 }
 
 // upstreamBin is the folder of upstream's binaries: $FLOTILLA_UPSTREAM_BIN, as
-// hack/upstream-build.sh prints it.
+// `make upstream` checks it holds them.
 func upstreamBin(b *testing.B) string {
 	dir := os.Getenv("FLOTILLA_UPSTREAM_BIN")
 	if dir == "" {
-		b.Fatal("FLOTILLA_UPSTREAM_BIN is not set: build upstream with hack/upstream-build.sh (or run make bench-compare) and set it to the folder it prints")
+		b.Fatal("FLOTILLA_UPSTREAM_BIN is not set: build upstream OCM from its public source into .upstream/bin and run make bench-compare, or set it to a folder holding the binaries")
 	}
 	for _, bin := range []string{"placement", "work", "registration", "config-policy-controller"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			b.Fatalf("FLOTILLA_UPSTREAM_BIN=%s has no %s binary: %v (rebuild with hack/upstream-build.sh)", dir, bin, err)
+			b.Fatalf("FLOTILLA_UPSTREAM_BIN=%s has no %s binary: %v (build it from upstream's source, docs/interop.md)", dir, bin, err)
 		}
 	}
 	return dir

@@ -4,7 +4,8 @@
 //
 // The benchmark has the build tag `compare` (CI does not build it: it needs
 // upstream binaries built from source). Run it with `make bench-compare`, which
-// builds them with hack/upstream-build.sh, or by hand:
+// checks they are in .upstream/bin (built from upstream's public source
+// beforehand, outside this tree), or by hand:
 //
 //	FLOTILLA_UPSTREAM_BIN=<folder with placement, work, registration, config-policy-controller> \
 //	  go test -tags compare -run '^$' -bench . -benchtime 1x -timeout 90m ./test/bench/compare/

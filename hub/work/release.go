@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,18 +17,26 @@ import (
 
 // Releasable decides whether the hub takes the agent's finalizer off a work
 // being deleted: the hub put it there at creation (MutatingWebhooks), the
-// agent never reported on the work, and the cluster's agent cannot come to
-// remove it (no ManagedCluster, or one that is not Available, or that takes no
-// deliveries). Without this a work created for a cluster that is down would
-// stay Terminating until the cluster came back, where OCM deletes it at once.
-// A work its agent has reported on keeps the finalizer, as in OCM: what was
-// applied for it is the agent's to clean up.
+// agent never reported on the work, and no agent can have seen it: there is
+// no ManagedCluster, or the cluster has not been Available since before the
+// work was created. Without this a work created for a cluster that is down
+// would stay Terminating until the cluster came back, where OCM deletes it at
+// once. A cluster lost after the work was created may have applied it (its
+// agent writes the status after the apply): the work keeps the finalizer, as
+// in OCM, and so does a work its agent has reported on: what was applied for
+// it is the agent's to clean up.
 func Releasable(w *workv1.ManifestWork, mc *clusterv1.ManagedCluster) bool {
 	if w.DeletionTimestamp == nil || !controllerutil.ContainsFinalizer(w, workv1.ManifestWorkFinalizer) || AgentReported(w) {
 		return false
 	}
-	return mc == nil || HoldFor(mc).Reason != "" ||
-		!meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	if mc == nil {
+		return true
+	}
+	available := meta.FindStatusCondition(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
+	if available == nil {
+		return true
+	}
+	return available.Status != metav1.ConditionTrue && !available.LastTransitionTime.After(w.CreationTimestamp.Time)
 }
 
 // AgentReported says the work's agent wrote its status: a manifest's status,
@@ -95,7 +104,7 @@ var availabilityChanged = predicate.TypedFuncs[*clusterv1.ManagedCluster]{
 		available := func(mc *clusterv1.ManagedCluster) bool {
 			return meta.IsStatusConditionTrue(mc.Status.Conditions, clusterv1.ManagedClusterConditionAvailable)
 		}
-		return available(e.ObjectOld) != available(e.ObjectNew) || HoldFor(e.ObjectOld).Reason != HoldFor(e.ObjectNew).Reason
+		return available(e.ObjectOld) != available(e.ObjectNew)
 	},
 	DeleteFunc: func(event.TypedDeleteEvent[*clusterv1.ManagedCluster]) bool { return true },
 }

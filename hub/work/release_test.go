@@ -43,18 +43,20 @@ func TestFinalizerPatch(t *testing.T) {
 
 func TestReleasable(t *testing.T) {
 	now := metav1.Now()
+	created := metav1.NewTime(now.Add(-time.Hour))
+	before, after := metav1.NewTime(created.Add(-time.Minute)), metav1.NewTime(created.Add(time.Minute))
 	deleting := func(mutate ...func(*workv1.ManifestWork)) *workv1.ManifestWork {
 		w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "c", DeletionTimestamp: &now,
-			Finalizers: []string{workv1.ManifestWorkFinalizer}}}
+			CreationTimestamp: created, Finalizers: []string{workv1.ManifestWorkFinalizer}}}
 		for _, m := range mutate {
 			m(w)
 		}
 		return w
 	}
-	cluster := func(available metav1.ConditionStatus, accepts bool) *clusterv1.ManagedCluster {
-		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: accepts}}
+	cluster := func(available metav1.ConditionStatus, since metav1.Time) *clusterv1.ManagedCluster {
+		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
 		if available != "" {
-			meta.SetStatusCondition(&mc.Status.Conditions, metav1.Condition{Type: clusterv1.ManagedClusterConditionAvailable, Status: available, Reason: "r"})
+			mc.Status.Conditions = []metav1.Condition{{Type: clusterv1.ManagedClusterConditionAvailable, Status: available, Reason: "r", LastTransitionTime: since}}
 		}
 		return mc
 	}
@@ -74,13 +76,13 @@ func TestReleasable(t *testing.T) {
 		want bool
 	}{
 		{"no cluster", deleting(), nil, true},
-		{"cluster never available", deleting(), cluster("", true), true},
-		{"cluster unavailable", deleting(), cluster(metav1.ConditionFalse, true), true},
-		{"cluster unknown", deleting(), cluster(metav1.ConditionUnknown, true), true},
-		{"cluster denied", deleting(), cluster(metav1.ConditionTrue, false), true},
-		{"cluster available: its agent will come", deleting(), cluster(metav1.ConditionTrue, true), false},
-		{"only the hub's hold condition", deleting(hubHeld), cluster(metav1.ConditionFalse, true), true},
-		{"the agent reported Applied", deleting(agentApplied), cluster(metav1.ConditionFalse, true), false},
+		{"cluster never available", deleting(), cluster("", before), true},
+		{"cluster unavailable since before the work", deleting(), cluster(metav1.ConditionFalse, before), true},
+		{"cluster unknown since before the work", deleting(), cluster(metav1.ConditionUnknown, before), true},
+		{"cluster lost after the work was created: its agent may have applied it", deleting(), cluster(metav1.ConditionUnknown, after), false},
+		{"cluster available: its agent will come", deleting(), cluster(metav1.ConditionTrue, before), false},
+		{"only the hub's hold condition", deleting(hubHeld), cluster(metav1.ConditionFalse, before), true},
+		{"the agent reported Applied", deleting(agentApplied), cluster(metav1.ConditionFalse, before), false},
 		{"the agent reported manifests", deleting(manifests), nil, false},
 		{"not being deleted", deleting(func(w *workv1.ManifestWork) { w.DeletionTimestamp = nil }), nil, false},
 		{"without the finalizer", deleting(func(w *workv1.ManifestWork) { w.Finalizers = []string{"other"} }), nil, false},
@@ -93,7 +95,8 @@ func TestReleasable(t *testing.T) {
 
 // TestNewWorksHoldTheAgentsFinalizer: the hub's mutating webhook gives every
 // new work the agent's finalizer; a work deleted before its agent reported
-// on it is let go when its cluster is not available, and kept while it is.
+// on it is let go when its cluster has not been available since before the
+// work was created, and kept otherwise.
 func TestNewWorksHoldTheAgentsFinalizer(t *testing.T) {
 	_, c, _ := startHub(t)
 	ctx := context.Background()
@@ -130,7 +133,7 @@ func TestNewWorksHoldTheAgentsFinalizer(t *testing.T) {
 		require.NoError(t, c.Delete(ctx, get("plain")))
 		require.Eventually(t, gone("plain"), 30*time.Second, 100*time.Millisecond)
 	})
-	t.Run("an available cluster's agent lets go; when it is lost, the hub does", func(t *testing.T) {
+	t.Run("an available cluster's agent lets go, even once the cluster is lost; a work made while it is lost goes at once", func(t *testing.T) {
 		setAvailable(metav1.ConditionTrue)
 		require.NoError(t, c.Create(ctx, mw("cluster2", "waits", cm("app", "a", 1))))
 		require.NoError(t, c.Delete(ctx, get("waits")))
@@ -143,8 +146,23 @@ func TestNewWorksHoldTheAgentsFinalizer(t *testing.T) {
 			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "not-a-cluster", Name: "probe"}, &workv1.ManifestWork{}))
 		}, 30*time.Second, 100*time.Millisecond, "a work of no cluster is let go")
 		assert.Contains(t, get("waits").Finalizers, workv1.ManifestWorkFinalizer, "kept for the agent")
+		// The cluster's condition changes a second after the work's creation
+		// at the earliest (both are second-precise).
+		require.Eventually(t, func() bool { return time.Since(get("waits").CreationTimestamp.Time) > time.Second }, 5*time.Second, 100*time.Millisecond)
 		setAvailable(metav1.ConditionUnknown)
-		require.Eventually(t, gone("waits"), 30*time.Second, 100*time.Millisecond, "released once the cluster is lost")
+		require.NoError(t, c.Create(ctx, mw("not-a-cluster", "probe2", cm("app", "a", 1))))
+		require.NoError(t, c.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "not-a-cluster", Name: "probe2"}}))
+		require.Eventually(t, func() bool {
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "not-a-cluster", Name: "probe2"}, &workv1.ManifestWork{}))
+		}, 30*time.Second, 100*time.Millisecond)
+		assert.Contains(t, get("waits").Finalizers, workv1.ManifestWorkFinalizer, "lost after the work was made: its agent may have applied it")
+		w := get("waits")
+		w.Finalizers = nil
+		require.NoError(t, c.Update(ctx, w))
+
+		require.NoError(t, c.Create(ctx, mw("cluster2", "late", cm("app", "a", 1))))
+		require.NoError(t, c.Delete(ctx, get("late")))
+		require.Eventually(t, gone("late"), 30*time.Second, 100*time.Millisecond, "made while the cluster is lost: released")
 	})
 	t.Run("a work its agent reported on keeps the finalizer", func(t *testing.T) {
 		w := get("other")
@@ -153,10 +171,12 @@ func TestNewWorksHoldTheAgentsFinalizer(t *testing.T) {
 		require.NoError(t, c.Status().Update(ctx, w))
 		require.NoError(t, c.Delete(ctx, get("other")))
 		require.NoError(t, c.Delete(ctx, get("others")))
+		require.NoError(t, c.Create(ctx, mw("not-a-cluster", "probe3", cm("app", "a", 1))))
+		require.NoError(t, c.Delete(ctx, &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Namespace: "not-a-cluster", Name: "probe3"}}))
 		require.Eventually(t, func() bool {
-			return !controllerHolds(get("others")) // no agent status: released (the cluster is Unknown)
+			return apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Namespace: "not-a-cluster", Name: "probe3"}, &workv1.ManifestWork{}))
 		}, 30*time.Second, 100*time.Millisecond)
-		assert.Contains(t, get("other").Finalizers, workv1.ManifestWorkFinalizer, "the agent's to clean up")
+		assert.True(t, controllerHolds(get("other")), "the agent's to clean up")
 		for _, name := range []string{"other", "others"} {
 			w := get(name)
 			w.Finalizers = nil

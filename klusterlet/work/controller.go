@@ -186,7 +186,15 @@ func (r *reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	conditions.Fit(ctx, r.recorder, &next)
 	if !equality.Semantic.DeepEqual(next.Status, work.Status) {
 		if err := r.hub.Status().Update(ctx, &next); err != nil {
-			return ctrl.Result{}, errors.Join(err, wait(adopted))
+			err = errors.Join(err, wait(adopted))
+			if apierrors.IsNotFound(err) && adopted != nil {
+				// A first pass whose work left the hub meanwhile (its
+				// finalizer taken off): nothing there waits for this agent
+				// any more, so what it just applied goes now.
+				log.Info("the work was deleted from the hub while it was applied; removing what was applied for it")
+				return r.abandon(ctx, work, amw)
+			}
+			return ctrl.Result{}, err
 		}
 		r.trace(req.NamespacedName, StageStatus)
 	}
@@ -353,14 +361,15 @@ type written struct {
 // firstPass says a work takes the fast path of a new work: it holds the
 // finalizer already (a work deleted meanwhile waits for this agent, so
 // nothing applied can be lost), it has no record yet, and every manifest is
-// written by Update or CreateOnly (the strategies whose writes carry the
-// pending mark; the others go the way of a known record).
+// written by Update, the strategy that writes every object it applies, with
+// the pending mark (CreateOnly leaves an existing object as it is,
+// ServerSideApply and ReadOnly go the way of a known record).
 func (r *reconciler) firstPass(ctx context.Context, work *workv1.ManifestWork) bool {
 	if !controllerutil.ContainsFinalizer(work, workv1.ManifestWorkFinalizer) {
 		return false
 	}
 	for _, c := range work.Spec.ManifestConfigs {
-		if s := c.UpdateStrategy; s != nil && s.Type != "" && s.Type != workv1.UpdateStrategyTypeUpdate && s.Type != workv1.UpdateStrategyTypeCreateOnly {
+		if s := c.UpdateStrategy; s != nil && s.Type != "" && s.Type != workv1.UpdateStrategyTypeUpdate {
 			return false
 		}
 	}
@@ -626,7 +635,7 @@ func (r *reconciler) record(ctx context.Context, amw *workv1.AppliedManifestWork
 func (r *reconciler) removeStale(ctx context.Context, amw *workv1.AppliedManifestWork, s workv1.AppliedManifestResourceMeta, opt *workv1.DeleteOption, readOnly bool, all []workv1.AppliedManifestWork) error {
 	gvr := schema.GroupVersionResource{Group: s.Group, Version: s.Version, Resource: s.Resource}
 	if readOnly || applied.Orphaned(s, opt) || applied.OwnedElsewhere(s, amw.Name, all) {
-		return r.applier.Release(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), amw.UID)
+		return r.applier.Release(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), amw.UID, amw.Name)
 	}
 	_, err := r.applier.Delete(ctx, gvr, s.Namespace, s.Name, types.UID(s.UID), metav1.DeletePropagationBackground)
 	return err

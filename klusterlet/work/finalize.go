@@ -113,7 +113,7 @@ func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWor
 			continue
 		}
 		live, err := r.applier.Get(ctx, t)
-		if err != nil || live == nil || !(ownedBy(live.GetOwnerReferences(), amw.UID) || pendingFor(live, amw.Name)) {
+		if err != nil || live == nil || !(ownedBy(live.GetOwnerReferences(), amw.UID) || (writtenBy(work, key) && pendingFor(live, amw.Name))) {
 			continue
 		}
 		recorded[key] = true
@@ -131,6 +131,14 @@ func pendingFor(live *unstructured.Unstructured, amw string) bool {
 	return live.GetAnnotations()[apply.PendingOwnerAnnotation] == amw
 }
 
+// writtenBy says the work writes the object key (its strategy is not
+// ReadOnly): only such an object can carry the work's pending mark by the
+// agent's hand.
+func writtenBy(work *workv1.ManifestWork, key applied.Key) bool {
+	cfg := apply.ConfigFor(work.Spec.ManifestConfigs, key.Group, key.Resource, key.Namespace, key.Name)
+	return cfg == nil || cfg.UpdateStrategy == nil || cfg.UpdateStrategy.Type != workv1.UpdateStrategyTypeReadOnly
+}
+
 // hasPending says one of the work's manifests names an object marked
 // pending for the record named amw.
 func (r *reconciler) hasPending(ctx context.Context, work *workv1.ManifestWork, amw string) bool {
@@ -141,6 +149,10 @@ func (r *reconciler) hasPending(ctx context.Context, work *workv1.ManifestWork, 
 		}
 		t, err := r.applier.Resolve(obj)
 		if err != nil {
+			continue
+		}
+		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
+		if !writtenBy(work, key) {
 			continue
 		}
 		if live, err := r.applier.Get(ctx, t); err == nil && live != nil && pendingFor(live, amw) {
@@ -173,7 +185,7 @@ func cleanup(ctx context.Context, spoke client.Client, a *apply.Applier, amw *wo
 	for _, res := range amw.Status.AppliedResources {
 		gvr := schema.GroupVersionResource{Group: res.Group, Version: res.Version, Resource: res.Resource}
 		if applied.Orphaned(res, opt) || applied.OwnedElsewhere(res, amw.Name, all.Items) {
-			if err := a.Release(ctx, gvr, res.Namespace, res.Name, types.UID(res.UID), amw.UID); err != nil {
+			if err := a.Release(ctx, gvr, res.Namespace, res.Name, types.UID(res.UID), amw.UID, amw.Name); err != nil {
 				done = false
 				if firstErr == nil {
 					firstErr = fmt.Errorf("release %s %s/%s: %w", res.Resource, res.Namespace, res.Name, err)

@@ -113,6 +113,14 @@ func prepared(t Target, desired *unstructured.Unstructured) *unstructured.Unstru
 		desired.SetNamespace("")
 	}
 	unstructured.RemoveNestedField(desired.Object, "status")
+	// Only the agent marks an object pending (markPending): no manifest may
+	// carry the mark, with any strategy.
+	if ann := desired.GetAnnotations(); ann != nil {
+		if _, ok := ann[PendingOwnerAnnotation]; ok {
+			delete(ann, PendingOwnerAnnotation)
+			desired.SetAnnotations(ann)
+		}
+	}
 	return desired
 }
 
@@ -177,31 +185,45 @@ func (a *Applier) create(ctx context.Context, t Target, desired *unstructured.Un
 }
 
 // Adopt gives live, which Apply wrote while owner's record was being created
-// (PendingOwnerAnnotation), its owner reference and drops the annotation, in
-// one merge patch that holds only at live's resourceVersion. A conflict (or
-// any error) leaves both to the next pass, whose apply writes them.
+// (PendingOwnerAnnotation naming owner.Name), its owner reference and drops
+// the annotation, in one merge patch that holds only at the object's
+// resourceVersion. When the object changed since (a controller wrote its
+// status), it is read again and patched again, as long as it is the same
+// object (UID) and still carries the mark; without the mark there is nothing
+// left to adopt.
 func (a *Applier) Adopt(ctx context.Context, t Target, live *unstructured.Unstructured, owner metav1.OwnerReference) (*unstructured.Unstructured, error) {
-	refs := make([]interface{}, 0, len(live.GetOwnerReferences())+1)
-	for _, r := range withOwner(live.GetOwnerReferences(), owner) {
-		refs = append(refs, r)
+	uid := live.GetUID()
+	for attempt := 0; ; attempt++ {
+		refs := make([]interface{}, 0, len(live.GetOwnerReferences())+1)
+		for _, r := range withOwner(live.GetOwnerReferences(), owner) {
+			refs = append(refs, r)
+		}
+		patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+			"resourceVersion": live.GetResourceVersion(),
+			"ownerReferences": refs,
+			"annotations":     map[string]interface{}{PendingOwnerAnnotation: nil},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		out, err := a.resource(t).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if err == nil {
+			// Verified as it was written, unless something else wrote it since.
+			if v := a.lastVerified(t); v.ResourceVersion == live.GetResourceVersion() {
+				a.remember(t, out, v.Hash)
+			}
+			return out, nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= 4 {
+			return nil, err
+		}
+		if live, err = a.Get(ctx, t); err != nil {
+			return nil, err
+		}
+		if live == nil || live.GetUID() != uid || live.GetAnnotations()[PendingOwnerAnnotation] != owner.Name {
+			return live, nil
+		}
 	}
-	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
-		"resourceVersion": live.GetResourceVersion(),
-		"ownerReferences": refs,
-		"annotations":     map[string]interface{}{PendingOwnerAnnotation: nil},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	out, err := a.resource(t).Patch(ctx, t.Name, types.MergePatchType, patch, metav1.PatchOptions{})
-	if err != nil {
-		return nil, err
-	}
-	// Verified as it was written, unless something else wrote it since.
-	if v := a.lastVerified(t); v.ResourceVersion == live.GetResourceVersion() {
-		a.remember(t, out, v.Hash)
-	}
-	return out, nil
 }
 
 // update creates the object, or makes it match the manifest again: the
@@ -466,7 +488,7 @@ func (a *Applier) Delete(ctx context.Context, gvr schema.GroupVersionResource, n
 
 // Release removes owner from a recorded resource's ownerReferences, leaving the
 // object on the cluster (orphaning it or handing it to its other owners).
-func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, uid types.UID, owner types.UID) error {
+func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, uid types.UID, owner types.UID, ownerName string) error {
 	ri := dynamic.ResourceInterface(a.Client.Resource(gvr))
 	if namespace != "" {
 		ri = a.Client.Resource(gvr).Namespace(namespace)
@@ -484,8 +506,13 @@ func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, 
 	refs := live.GetOwnerReferences()
 	kept := make([]interface{}, 0, len(refs))
 	// An object written before its record existed is released by dropping
-	// the annotation that names the record.
-	_, found := live.GetAnnotations()[PendingOwnerAnnotation]
+	// the annotation that names the record (another record's mark stays).
+	mark, marked := live.GetAnnotations()[PendingOwnerAnnotation]
+	found := marked && mark == ownerName
+	annotations := map[string]interface{}{}
+	if found {
+		annotations[PendingOwnerAnnotation] = nil
+	}
 	for _, r := range refs {
 		if r.UID == owner {
 			found = true
@@ -498,7 +525,7 @@ func (a *Applier) Release(ctx context.Context, gvr schema.GroupVersionResource, 
 	}
 	patch, err := json.Marshal(map[string]interface{}{
 		"metadata": map[string]interface{}{"ownerReferences": kept, "resourceVersion": live.GetResourceVersion(),
-			"annotations": map[string]interface{}{PendingOwnerAnnotation: nil}},
+			"annotations": annotations},
 	})
 	if err != nil {
 		return err

@@ -146,14 +146,22 @@ func (r *deliveryMarker) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 
 // worksOfCluster maps a ManagedCluster event to the works in its namespace.
 func (r *deliveryMarker) worksOfCluster(ctx context.Context, mc *clusterv1.ManagedCluster) []reconcile.Request {
+	return worksOf(ctx, r.client, mc.Name, nil)
+}
+
+// worksOf lists the works in namespace (those keep passes, all when nil) as
+// requests.
+func worksOf(ctx context.Context, c client.Client, namespace string, keep func(*workv1.ManifestWork) bool) []reconcile.Request {
 	list := &workv1.ManifestWorkList{}
-	if err := r.client.List(ctx, list, client.InNamespace(mc.Name)); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list the works of a cluster", "cluster", mc.Name)
+	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list the works of a cluster", "cluster", namespace)
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
-	for _, w := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&w)})
+	for i := range list.Items {
+		if keep == nil || keep(&list.Items[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
 	}
 	return reqs
 }

@@ -80,18 +80,7 @@ func (r *releaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 // deletingWorksOf maps a ManagedCluster event to the works being deleted in
 // its namespace.
 func (r *releaser) deletingWorksOf(ctx context.Context, mc *clusterv1.ManagedCluster) []reconcile.Request {
-	list := &workv1.ManifestWorkList{}
-	if err := r.client.List(ctx, list, client.InNamespace(mc.Name)); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list the works of a cluster", "cluster", mc.Name)
-		return nil
-	}
-	var reqs []reconcile.Request
-	for i := range list.Items {
-		if list.Items[i].DeletionTimestamp != nil {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-	}
-	return reqs
+	return worksOf(ctx, r.client, mc.Name, func(w *workv1.ManifestWork) bool { return w.DeletionTimestamp != nil })
 }
 
 // deleting passes work events of works being deleted.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,12 +24,18 @@ func startAgent(t *testing.T) (stop func()) { return startAgentWith(t, syncInter
 
 // startAgentWith runs cluster2's agent with the given status sync interval.
 func startAgentWith(t *testing.T, interval time.Duration) (stop func()) {
+	return startAgentOn(t, agentHubConfig(env.Hub.Config, "cluster2"), env.Clusters[1].Config, interval)
+}
+
+// startAgentOn runs cluster2's agent on the given configs (wrapped to watch
+// or break its requests) until stop or the end of the test.
+func startAgentOn(t *testing.T, hubCfg, spokeCfg *rest.Config, interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- work.Run(ctx, work.Options{
-			HubConfig:          agentHubConfig(env.Hub.Config, "cluster2"),
-			SpokeConfig:        env.Clusters[1].Config,
+			HubConfig:          hubCfg,
+			SpokeConfig:        spokeCfg,
 			ClusterName:        "cluster2",
 			StatusSyncInterval: interval,
 		})

@@ -17,14 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	kwait "k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/klusterlet/work"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 )
 
@@ -117,13 +114,9 @@ func (k *killer) config(cfg *rest.Config) *rest.Config {
 //     ConfigMap and the record and lets the work go.
 func TestKilledBetweenAnyTwoWrites(t *testing.T) {
 	ctx := context.Background()
-	spoke2 := kubernetes.NewForConfigOrDie(env.Clusters[1].Config)
-	scheme := runtime.NewScheme()
-	_ = workv1.Install(scheme)
-	spoke2c, err := client.New(env.Clusters[1].Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
+	spoke2, spoke2c := spoke2Clients(t)
 	const ns = "killed"
-	_, err = spoke2.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	_, err := spoke2.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	// A first pass: the record, the ConfigMap, the status, the owner
@@ -142,16 +135,7 @@ func TestKilledBetweenAnyTwoWrites(t *testing.T) {
 				w.create(t)
 
 				k := &killer{name: name, n: n, killed: make(chan struct{})}
-				runCtx, cancel := context.WithCancel(ctx)
-				done := make(chan error, 1)
-				go func() {
-					done <- work.Run(runCtx, work.Options{
-						HubConfig:          k.config(agentHubConfig(env.Hub.Config, "cluster2")),
-						SpokeConfig:        k.config(env.Clusters[1].Config),
-						ClusterName:        "cluster2",
-						StatusSyncInterval: syncInterval,
-					})
-				}()
+				stop := startAgentOn(t, k.config(agentHubConfig(env.Hub.Config, "cluster2")), k.config(env.Clusters[1].Config), syncInterval)
 				if n == 0 {
 					k.kill()
 				}
@@ -160,8 +144,7 @@ func TestKilledBetweenAnyTwoWrites(t *testing.T) {
 				case <-firstPassDone(ctx, spoke2c, name):
 					k.kill()
 				}
-				cancel()
-				require.NoError(t, <-done)
+				stop()
 				t.Logf("killed after %d of its writes", k.sent)
 				if n == 2 {
 					// The record and the ConfigMap were written at once: the

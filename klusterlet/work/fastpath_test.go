@@ -19,20 +19,9 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"flotilla.dev/flotilla/klusterlet/work"
 	"flotilla.dev/flotilla/klusterlet/work/applied"
 	"flotilla.dev/flotilla/klusterlet/work/apply"
 )
-
-// runAgent2 runs cluster2's agent on the given configs until the test ends.
-func runAgent2(t *testing.T, hubCfg, spokeCfg *rest.Config) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- work.Run(ctx, work.Options{HubConfig: hubCfg, SpokeConfig: spokeCfg, ClusterName: "cluster2", StatusSyncInterval: syncInterval})
-	}()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-}
 
 // before wraps cfg so that hook runs once, before the first request match
 // selects, which is then sent.
@@ -87,7 +76,7 @@ func TestFirstPassOfAWorkDeletedBeforeItsStatus(t *testing.T) {
 		assert.NoError(t, hub.Update(ctx, got))
 		assert.NoError(t, hub.Delete(ctx, got))
 	})
-	runAgent2(t, hubCfg, env.Clusters[1].Config)
+	startAgentOn(t, hubCfg, env.Clusters[1].Config, syncInterval)
 	select {
 	case <-fired:
 	case <-time.After(wait):
@@ -121,7 +110,7 @@ func TestAdoptionFollowsAConcurrentWrite(t *testing.T) {
 		_, err = spoke2.CoreV1().ConfigMaps(name).Update(ctx, cm, metav1.UpdateOptions{})
 		require.NoError(t, err)
 	})
-	runAgent2(t, agentHubConfig(env.Hub.Config, "cluster2"), spokeCfg)
+	startAgentOn(t, agentHubConfig(env.Hub.Config, "cluster2"), spokeCfg, syncInterval)
 	waitApplied(t, "cluster2", name)
 	amw := recordedWork(t, spoke2c, name, 1)
 	cm, err := spoke2.CoreV1().ConfigMaps(name).Get(ctx, name, metav1.GetOptions{})

@@ -99,6 +99,28 @@ func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWor
 	for _, res := range amw.Status.AppliedResources {
 		recorded[applied.KeyOf(res)] = true
 	}
+	r.eachTarget(work, func(t apply.Target, key applied.Key) bool {
+		if recorded[key] {
+			return true
+		}
+		live, err := r.applier.Get(ctx, t)
+		if err != nil || live == nil || !(ownedBy(live.GetOwnerReferences(), amw.UID) || (writtenBy(work, key) && pendingFor(live, amw.Name))) {
+			return true
+		}
+		recorded[key] = true
+		amw.Status.AppliedResources = append(amw.Status.AppliedResources, workv1.AppliedManifestResourceMeta{
+			ResourceIdentifier: workv1.ResourceIdentifier{Group: key.Group, Resource: key.Resource, Namespace: key.Namespace, Name: key.Name},
+			Version:            t.GVR.Version,
+			UID:                string(live.GetUID()),
+		})
+		return true
+	})
+}
+
+// eachTarget calls fn with the target and key of each of the work's
+// manifests that can be read and mapped to a resource, until fn returns
+// false.
+func (r *reconciler) eachTarget(work *workv1.ManifestWork, fn func(t apply.Target, key applied.Key) bool) {
 	for _, m := range work.Spec.Workload.Manifests {
 		obj, err := apply.Decode(m)
 		if obj == nil || err != nil {
@@ -108,20 +130,9 @@ func (r *reconciler) addUnrecorded(ctx context.Context, work *workv1.ManifestWor
 		if err != nil {
 			continue
 		}
-		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
-		if recorded[key] {
-			continue
+		if !fn(t, applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}) {
+			return
 		}
-		live, err := r.applier.Get(ctx, t)
-		if err != nil || live == nil || !(ownedBy(live.GetOwnerReferences(), amw.UID) || (writtenBy(work, key) && pendingFor(live, amw.Name))) {
-			continue
-		}
-		recorded[key] = true
-		amw.Status.AppliedResources = append(amw.Status.AppliedResources, workv1.AppliedManifestResourceMeta{
-			ResourceIdentifier: workv1.ResourceIdentifier{Group: key.Group, Resource: key.Resource, Namespace: key.Namespace, Name: key.Name},
-			Version:            t.GVR.Version,
-			UID:                string(live.GetUID()),
-		})
 	}
 }
 
@@ -142,24 +153,15 @@ func writtenBy(work *workv1.ManifestWork, key applied.Key) bool {
 // hasPending says one of the work's manifests names an object marked
 // pending for the record named amw.
 func (r *reconciler) hasPending(ctx context.Context, work *workv1.ManifestWork, amw string) bool {
-	for _, m := range work.Spec.Workload.Manifests {
-		obj, err := apply.Decode(m)
-		if obj == nil || err != nil {
-			continue
+	found := false
+	r.eachTarget(work, func(t apply.Target, key applied.Key) bool {
+		if writtenBy(work, key) {
+			live, err := r.applier.Get(ctx, t)
+			found = err == nil && live != nil && pendingFor(live, amw)
 		}
-		t, err := r.applier.Resolve(obj)
-		if err != nil {
-			continue
-		}
-		key := applied.Key{Group: t.GVR.Group, Resource: t.GVR.Resource, Namespace: t.Namespace, Name: t.Name}
-		if !writtenBy(work, key) {
-			continue
-		}
-		if live, err := r.applier.Get(ctx, t); err == nil && live != nil && pendingFor(live, amw) {
-			return true
-		}
-	}
-	return false
+		return !found
+	})
+	return found
 }
 
 func ownedBy(refs []metav1.OwnerReference, uid types.UID) bool {

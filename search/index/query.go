@@ -124,21 +124,20 @@ func (q Query) Where() (string, []any, error) {
 	// holds the page's order, so the first page is read in order, not
 	// sorted out of every hit. The other one, when both are asked, is a
 	// condition.
-	switch from, _ := q.From(); {
-	case q.Image != "" && from == driveImages:
-		w = append(w, "d.image = ?")
-		args = append(args, q.Image)
-	case q.Image != "":
-		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT i.cluster, i.gr, i.uid FROM search_images i WHERE i.gr = ? AND i.image = ?)")
-		args = append(args, GR(q.Resource), q.Image)
-	}
-	switch from, _ := q.From(); {
-	case q.Reason != "" && from == driveReasons:
-		w = append(w, "d.reason = ?")
-		args = append(args, q.Reason)
-	case q.Reason != "":
-		w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT r.cluster, r.gr, r.uid FROM search_reasons r WHERE r.gr = ? AND r.reason = ?)")
-		args = append(args, GR(q.Resource), q.Reason)
+	from, _ := q.From()
+	for _, f := range []struct{ value, drives, table, column string }{
+		{q.Image, driveImages, "search_images", "image"},
+		{q.Reason, driveReasons, "search_reasons", "reason"},
+	} {
+		switch {
+		case f.value == "":
+		case from == f.drives:
+			w = append(w, "d."+f.column+" = ?")
+			args = append(args, f.value)
+		default:
+			w = append(w, "(o.cluster, o.gr, o.uid) IN (SELECT x.cluster, x.gr, x.uid FROM "+f.table+" x WHERE x.gr = ? AND x."+f.column+" = ?)")
+			args = append(args, GR(q.Resource), f.value)
+		}
 	}
 	if q.Labels != nil {
 		reqs, _ := q.Labels.Requirements()

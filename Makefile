@@ -25,16 +25,17 @@ export FLOTILLA_CONTROLPLANE_DIR := $(CONTROLPLANE)
 
 all: build
 
-## build: the flotilla binary -> bin/flotilla (static: the same binary goes into the image)
+## build: the flotilla binary -> bin/flotilla, and the search agent's slim binary -> bin/flotilla-search-agent (static: the same binaries go into the image)
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "-X main.version=$(VERSION)" -o $(FLOTILLA) ./cmd/flotilla
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/flotilla-search-agent ./cmd/flotilla-search-agent
 
 # The image's name resolves locally once imported (manifests use imagePullPolicy IfNotPresent).
 IMAGE_REGISTRY ?= ghcr.io/flotilla-dev
 IMAGE         ?= $(IMAGE_REGISTRY)/flotilla:$(VERSION)
 IMAGE_ARCHIVE ?= $(BIN)/flotilla-image.tar
 
-## image: OCI image of bin/flotilla (FROM scratch, user 65532), no Docker, no registry -> bin/flotilla-image.tar
+## image: OCI image of bin/flotilla and bin/flotilla-search-agent (FROM scratch, user 65532), no Docker, no registry -> bin/flotilla-image.tar
 image: build
 	$(GO) run ./hack/image --binary $(FLOTILLA) --ref $(IMAGE) --out $(IMAGE_ARCHIVE)
 

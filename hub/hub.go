@@ -45,6 +45,7 @@ import (
 	"flotilla.dev/flotilla/internal/tolerant"
 	"flotilla.dev/flotilla/policy/compliance/web"
 	"flotilla.dev/flotilla/policy/propagator"
+	"flotilla.dev/flotilla/search/index"
 )
 
 // WebhookConfigurationName is the ValidatingWebhookConfiguration and the
@@ -119,6 +120,10 @@ type Options struct {
 	// (the `flotilla hub` command defaults it to search.db in its
 	// --data-dir).
 	SearchDB string
+	// SearchLimits bound what one cluster may keep in the search index.
+	// Default zero: no limit (the `flotilla hub` command defaults it to
+	// index.DefaultLimits).
+	SearchLimits index.Limits
 	// APIAddress is the IP of this host the aggregated API
 	// (compliance.flotilla.dev, internal/aggregated) is served and advertised at,
 	// as the one endpoint of Service APIServiceNamespace/APIServiceName: not

@@ -26,6 +26,7 @@ func setupSearch(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opt
 	if err != nil {
 		return nil, nil, fmt.Errorf("search index: %w", err)
 	}
+	idx.SetLimits(opts.SearchLimits)
 	closeIndex := func() { _ = idx.Close() }
 	if err := cleanup.Setup(mgr, idx); err != nil {
 		closeIndex()
@@ -45,6 +46,7 @@ func setupSearch(ctx context.Context, mgr manager.Manager, cfg *rest.Config, opt
 		}
 		groups = append(groups, group)
 	}
-	ctrl.Log.WithName("hub").Info("fleet search served", "api", api.on(), "index", redactedDB(opts.SearchDB))
+	ctrl.Log.WithName("hub").Info("fleet search served", "api", api.on(), "index", redactedDB(opts.SearchDB),
+		"maxObjectsPerCluster", opts.SearchLimits.Objects, "maxBytesPerCluster", opts.SearchLimits.Bytes)
 	return groups, closeIndex, nil
 }

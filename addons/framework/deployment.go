@@ -27,8 +27,13 @@ type AgentDeployment struct {
 	Namespace string
 	// Image of the agent. Required.
 	Image string
-	// Args of the container (the image's entrypoint is the flotilla binary).
+	// Args of the container: a flotilla command line without the binary
+	// ("addon-agent", "<addon>", flags...).
 	Args []string
+	// Command of the container: a binary of the image that takes the same
+	// Args as flotilla (a slim agent binary). Default: the image's
+	// entrypoint, the flotilla binary.
+	Command []string
 	// Config is the AddOnDeploymentConfig that applies: its registries rewrite
 	// Image (OverrideImage), its nodePlacement becomes the Pod's nodeSelector
 	// and tolerations, its resourceRequirements the container's resources
@@ -53,6 +58,7 @@ func (d AgentDeployment) Object() *appsv1.Deployment {
 		ServiceAccountName: name,
 		Containers: []corev1.Container{{
 			Name: "agent", Image: img, ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:      append([]string(nil), d.Command...),
 			Args:         append([]string(nil), d.Args...),
 			VolumeMounts: []corev1.VolumeMount{{Name: "hub-kubeconfig", MountPath: HubKubeconfigMountPath, ReadOnly: true}},
 			SecurityContext: &corev1.SecurityContext{

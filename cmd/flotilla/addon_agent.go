@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -30,41 +29,10 @@ func newAddonAgentCommand() *cobra.Command {
 	return cmd
 }
 
+// newSearchAgentCommand is the search agent, as the slim
+// flotilla-search-agent binary the addon's Pods run also has it.
 func newSearchAgentCommand() *cobra.Command {
-	var (
-		o                searchagent.Options
-		kubeconfig, kctx string
-		resources        string
-	)
-	cmd := &cobra.Command{
-		Use:   search.Name + " --cluster-name NAME",
-		Short: "Run the fleet search agent (sends the cluster's objects to the hub's search index)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := restConfig(kubeconfig, kctx)
-			if err != nil {
-				return err
-			}
-			o.SpokeConfig = cfg
-			o.Log = klog.Background()
-			if resources != "" {
-				o.Resources = strings.Split(resources, ",")
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return searchagent.Run(klog.NewContext(ctx, o.Log), o)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&o.ClusterName, "cluster-name", "", "the managed cluster's name on the hub (required)")
-	f.StringVar(&o.Namespace, "namespace", ocm.DefaultAddonInstallNamespace, "install namespace (its Lease and hub credential Secret)")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "managed cluster kubeconfig (default: in-cluster config, $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&kctx, "context", "", "kubeconfig context")
-	f.StringVar(&resources, "resources", "", "comma-separated resources to search (pods,deployments.apps,...; default: "+strings.Join(searchagent.DefaultResources, ",")+")")
-	f.DurationVar(&o.FlushInterval, "flush-interval", 200*time.Millisecond, "how long changes gather before they are sent")
-	f.DurationVar(&o.ResyncInterval, "resync-interval", 10*time.Minute, "how often the agent compares its digests with the hub's")
-	f.DurationVar(&o.LeaseDuration, "lease-duration", 60*time.Second, "duration written on the Lease (stale after 5x)")
-	return cmd
+	return searchagent.NewCommand(search.Name)
 }
 
 func newExampleAgentCommand() *cobra.Command {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -18,6 +19,7 @@ import (
 	"flotilla.dev/flotilla/hub/work"
 	"flotilla.dev/flotilla/internal/dburl"
 	"flotilla.dev/flotilla/internal/image"
+	"flotilla.dev/flotilla/search/index"
 )
 
 func newHubCommand() *cobra.Command {
@@ -27,6 +29,9 @@ func newHubCommand() *cobra.Command {
 		kctx       string
 		autoUsers  string
 		dataDir    string
+		// Set by flags, read by searchLimits.
+		searchMaxObjects int64
+		searchMaxBytes   string
 	)
 	cmd := &cobra.Command{
 		Use:   "hub",
@@ -66,6 +71,9 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 			if err := searchDB(&o, dataDir, os.Getenv); err != nil {
 				return err
 			}
+			if o.SearchLimits, err = searchLimits(searchMaxObjects, searchMaxBytes); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return hub.Run(ctx, o)
@@ -97,6 +105,8 @@ either to choose your own trade-off (GOGC=100 is Go's default).`,
 	f.StringVar(&dataDir, "data-dir", defaultHubDataDir(), "folder for the hub's own data (the compliance history's SQLite file)")
 	f.StringVar(&o.ComplianceDB, "compliance-db", "", "compliance history database: a SQLite file, a postgres://user:password@host:port/db URL, or off (default: $"+deploy.ComplianceDBEnv+" when set, which keeps a password off the command line; else compliance.db in --data-dir)")
 	f.StringVar(&o.SearchDB, "search-db", "", "fleet search index: a SQLite file, a postgres://user:password@host:port/db URL (several hub replicas need one they share), or off (default: $"+searchDBEnv+" when set; else the compliance history's database when it is PostgreSQL; else search.db in --data-dir)")
+	f.Int64Var(&searchMaxObjects, "search-max-objects-per-cluster", index.DefaultLimits.Objects, "objects one cluster may keep in the search index, all resources together (0: no limit); a Sync past it is refused")
+	f.StringVar(&searchMaxBytes, "search-max-bytes-per-cluster", resource.NewQuantity(index.DefaultLimits.Bytes, resource.BinarySI).String(), "bytes of objects one cluster may keep in the search index, as a quantity such as 512Mi (0: no limit)")
 	f.DurationVar(&o.ComplianceRetention, "compliance-retention", 0, "keep compliance events this long, e.g. 8760h (the newest of each policy template on each cluster is always kept; default 0: forever)")
 	f.BoolVar(&o.RemoveWebhooksOnStop, "remove-webhooks-on-stop", false, "remove the webhook configuration on a clean stop (by default it stays, so a stopped hub keeps refusing unchecked accepts)")
 	return cmd
@@ -112,6 +122,19 @@ func defaultHubDataDir() string {
 		return filepath.Join(home, ".local", "state", "flotilla", "hub")
 	}
 	return filepath.Join(os.TempDir(), "flotilla-hub")
+}
+
+// searchLimits reads --search-max-objects-per-cluster and
+// --search-max-bytes-per-cluster.
+func searchLimits(objects int64, bytes string) (index.Limits, error) {
+	if objects < 0 {
+		return index.Limits{}, fmt.Errorf("--search-max-objects-per-cluster %d: give a number of objects, 0 for no limit", objects)
+	}
+	q, err := resource.ParseQuantity(bytes)
+	if err != nil || q.Sign() < 0 {
+		return index.Limits{}, fmt.Errorf("--search-max-bytes-per-cluster %q: give a size such as 512Mi or 2Gi, 0 for no limit", bytes)
+	}
+	return index.Limits{Objects: objects, Bytes: q.Value()}, nil
 }
 
 // searchDBEnv is the variable --search-db defaults to (a PostgreSQL URL

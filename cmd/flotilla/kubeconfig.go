@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/internal/kubeconfig"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/internal/tolerant"
 )
@@ -17,15 +17,7 @@ import (
 // if given, else $KUBECONFIG, ~/.kube/config or the in-cluster config; context
 // picks a context other than the current one.
 func restConfig(path, context string) (*rest.Config, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if path != "" {
-		rules.ExplicitPath = path
-	}
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
-	if err != nil {
-		return nil, fmt.Errorf("kubeconfig: %w", err)
-	}
-	return cfg, nil
+	return kubeconfig.RESTConfig(path, context)
 }
 
 // addHubKubeconfigFlags adds clusteradm's --kubeconfig and --context flags for

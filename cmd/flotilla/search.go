@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"flotilla.dev/flotilla/internal/printer"
-	"flotilla.dev/flotilla/search/apigroup"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
 // shortNames are kubectl's short names of the resources searched by default.
@@ -85,7 +85,7 @@ The same index answers kubectl, through the hub apiserver (docs/search.md).`,
 			if err != nil {
 				return err
 			}
-			c, err := apigroup.NewClient(cfg)
+			c, err := searchapi.NewClient(cfg)
 			if err != nil {
 				return err
 			}
@@ -177,7 +177,7 @@ func findResource(lists []metav1.APIResourceList, name string) (schema.GroupVers
 
 // searchTable prints the search as kubectl get would: CLUSTER, NAMESPACE
 // (namespaced resources), then the server's columns.
-func searchTable(w io.Writer, c *apigroup.Client, cmd *cobra.Command, gvr schema.GroupVersionResource, res metav1.APIResource, f searchFlags, q url.Values) error {
+func searchTable(w io.Writer, c *searchapi.Client, cmd *cobra.Command, gvr schema.GroupVersionResource, res metav1.APIResource, f searchFlags, q url.Values) error {
 	rows := printer.Rows{}
 	var header []string
 	n := 0

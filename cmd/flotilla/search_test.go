@@ -20,8 +20,8 @@ import (
 	"flotilla.dev/flotilla/internal/aggregated"
 	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/scheme"
-	"flotilla.dev/flotilla/search/apigroup"
 	"flotilla.dev/flotilla/search/index"
+	"flotilla.dev/flotilla/search/searchapi"
 	"flotilla.dev/flotilla/test/fleet"
 	"flotilla.dev/flotilla/test/testenv"
 )
@@ -64,7 +64,7 @@ func TestSearchCLI(t *testing.T) {
 	done, err := fleet.StartHub(ctx, hub.Options{Config: env.Hub.Config, SearchDB: db, APIAddress: ip.String()}, 2*time.Minute)
 	require.NoError(t, err)
 	defer func() { cancel(); <-done }()
-	require.NoError(t, aggregatedtest.WaitAvailable(ctx, env.Hub.Config, apigroup.APIServiceName, time.Minute))
+	require.NoError(t, aggregatedtest.WaitAvailable(ctx, env.Hub.Config, searchapi.APIServiceName, time.Minute))
 
 	kc := env.Hub.KubeconfigPath
 	out, errOut, code := runPolicyCLI(t, "search", "pods", "--kubeconfig", kc, "--cluster-selector", "env=prod", "-l", "app=web", "--image", "nginx:1.25")

@@ -1,4 +1,5 @@
-// Command image builds Flotilla's container image from a static flotilla binary
+// Command image builds Flotilla's container image from the static flotilla
+// binary and the search agent's slim binary beside it
 // and writes it as an archive that `ctr images import` and `docker load` accept
 // (see internal/image). `make image` runs it.
 //

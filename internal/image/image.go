@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -26,6 +27,11 @@ const (
 	Repository = "flotilla"
 	// BinaryPath is where the flotilla binary sits in the image.
 	BinaryPath = "/flotilla"
+	// SearchAgentBinary is the slim binary of the search addon's agent
+	// (cmd/flotilla-search-agent): `flotilla addon-agent search` alone, a
+	// third of flotilla's memory. `make build` puts it beside flotilla and
+	// the image at /SearchAgentBinary, which the addon's Pods run.
+	SearchAgentBinary = "flotilla-search-agent"
 	// UID and GID of the user the image runs as (not root).
 	UID = 65532
 	GID = 65532
@@ -48,6 +54,10 @@ type Options struct {
 	// Binary is the path of the flotilla binary to put in the image. It must be
 	// statically linked (CGO_ENABLED=0): the image has no C library. Required.
 	Binary string
+	// SearchAgent is the path of the static flotilla-search-agent binary.
+	// Default: SearchAgentBinary beside Binary; Build fails when there is none,
+	// since the search addon's Pods would not start.
+	SearchAgent string
 	// Args follow the binary in the entrypoint. Default none: the image runs
 	// `flotilla` and a Pod's args choose the subcommand.
 	Args []string
@@ -68,11 +78,21 @@ func Build(o Options) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image: %w", err)
 	}
+	if o.SearchAgent == "" {
+		o.SearchAgent = filepath.Join(filepath.Dir(o.Binary), SearchAgentBinary)
+	}
+	if err := checkStatic(o.SearchAgent); err != nil {
+		return nil, fmt.Errorf("%w (`make build` builds both %s and %s)", err, filepath.Base(o.Binary), SearchAgentBinary)
+	}
+	agent, err := os.ReadFile(o.SearchAgent)
+	if err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
 	created := o.Created
 	if created.IsZero() {
 		created = time.Unix(0, 0)
 	}
-	layerTar, err := rootfs(bin, created)
+	layerTar, err := rootfs(bin, agent, created)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +107,7 @@ func Build(o Options) (v1.Image, error) {
 	img, err := mutate.Append(base, mutate.Addendum{Layer: layer, History: v1.History{
 		Created:   v1.Time{Time: created},
 		CreatedBy: "flotilla image: " + BinaryPath,
-		Comment:   "the static flotilla binary and its non-root user",
+		Comment:   "the static flotilla and " + SearchAgentBinary + " binaries and their non-root user",
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("image: %w", err)
@@ -112,8 +132,9 @@ func Build(o Options) (v1.Image, error) {
 }
 
 // rootfs is the layer: /etc/passwd and /etc/group naming the non-root user, a
-// writable /tmp, and the binary. Entries are in a fixed order with fixed times.
-func rootfs(bin []byte, mtime time.Time) ([]byte, error) {
+// writable /tmp, and the binaries. Entries are in a fixed order with fixed
+// times.
+func rootfs(bin, searchAgent []byte, mtime time.Time) ([]byte, error) {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", UID, GID)
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", GID)
 	entries := []struct {
@@ -126,6 +147,7 @@ func rootfs(bin []byte, mtime time.Time) ([]byte, error) {
 		{name: "etc/group", mode: 0o644, data: []byte(group)},
 		{name: "etc/passwd", mode: 0o644, data: []byte(passwd)},
 		{name: "flotilla", mode: 0o755, data: bin},
+		{name: SearchAgentBinary, mode: 0o755, data: searchAgent},
 		{name: "home/", mode: 0o755, dir: true},
 		{name: "home/nonroot/", mode: 0o700, dir: true},
 		{name: "tmp/", mode: 0o1777, dir: true},

@@ -19,7 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// staticBinary builds a tiny static Go program to stand in for flotilla.
+// staticBinary builds a tiny static Go program to stand in for flotilla,
+// with a copy beside it standing in for flotilla-search-agent.
 func staticBinary(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -30,6 +31,9 @@ func staticBinary(t testing.TB) string {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
+	bin, err := os.ReadFile(filepath.Join(dir, "tiny"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SearchAgentBinary), bin, 0o755))
 	return filepath.Join(dir, "tiny")
 }
 
@@ -76,8 +80,10 @@ func TestImageRunsAsNonRootFromScratch(t *testing.T) {
 		require.NoError(t, err)
 		files[h.Name] = h
 	}
-	require.Contains(t, files, "flotilla")
-	assert.Equal(t, int64(0o755), files["flotilla"].Mode)
+	for _, bin := range []string{"flotilla", SearchAgentBinary} {
+		require.Contains(t, files, bin)
+		assert.Equal(t, int64(0o755), files[bin].Mode, bin)
+	}
 	assert.Contains(t, files, "etc/passwd")
 	for name, h := range files {
 		assert.Equal(t, int64(0), h.ModTime.Unix(), "%s has a fixed time", name)
@@ -94,6 +100,17 @@ func TestBuildRefusesDynamicBinary(t *testing.T) {
 		}
 	}
 	t.Fatal("no dynamically linked program found on this machine to test with")
+}
+
+// TestBuildNeedsTheSearchAgent: an image without the search agent's binary
+// would deliver search agent Pods that cannot start, so none is built.
+func TestBuildNeedsTheSearchAgent(t *testing.T) {
+	bin := staticBinary(t)
+	_, err := Build(Options{Binary: bin, SearchAgent: filepath.Join(t.TempDir(), SearchAgentBinary)})
+	require.ErrorContains(t, err, "make build")
+	require.NoError(t, os.Remove(filepath.Join(filepath.Dir(bin), SearchAgentBinary)))
+	_, err = Build(Options{Binary: bin})
+	require.ErrorContains(t, err, SearchAgentBinary)
 }
 
 func TestBuildRefusesNonExecutable(t *testing.T) {

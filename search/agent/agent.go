@@ -36,8 +36,8 @@ import (
 	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
 	"flotilla.dev/flotilla/internal/addonagent"
 	"flotilla.dev/flotilla/internal/ocm"
-	"flotilla.dev/flotilla/search/apigroup"
 	"flotilla.dev/flotilla/search/object"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
 // Options configure the agent. Every field documents its default.
@@ -121,7 +121,7 @@ func Run(ctx context.Context, o Options) error {
 			if hub.Timeout == 0 {
 				hub.Timeout = PostTimeout
 			}
-			c, err := apigroup.NewClient(hub)
+			c, err := searchapi.NewClient(hub)
 			if err != nil {
 				return err
 			}
@@ -132,7 +132,7 @@ func Run(ctx context.Context, o Options) error {
 // PostTimeout bounds one post to the hub.
 const PostTimeout = 30 * time.Second
 
-// Poster posts Syncs (apigroup.Client).
+// Poster posts Syncs (searchapi.Client).
 type Poster interface {
 	Sync(ctx context.Context, cluster string, s *searchv1alpha1.Sync) (*searchv1alpha1.SyncResult, error)
 }
@@ -458,7 +458,7 @@ func (w *watched) entry(mode searchv1alpha1.Mode, digest string) searchv1alpha1.
 }
 
 // maxPostBytes bounds the objects of one post (the hub takes up to
-// apigroup.MaxSyncBytes).
+// searchapi.MaxSyncBytes).
 const maxPostBytes = 6 << 20
 
 // send posts changes as Deltas of at most BatchObjects objects (and
@@ -510,7 +510,7 @@ func (s *syncer) send(ctx context.Context, changes map[schema.GroupResource]map[
 				e.Upserts = append(e.Upserts, raw)
 				size += len(raw)
 			}
-			if n++; n >= s.o.BatchObjects || size >= maxPostBytes || len(batch.Resources) >= apigroup.MaxSyncResources {
+			if n++; n >= s.o.BatchObjects || size >= maxPostBytes || len(batch.Resources) >= searchapi.MaxSyncResources {
 				if err := flush(); err != nil {
 					return err
 				}

@@ -30,7 +30,9 @@ import (
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/search/apigroup"
+	"flotilla.dev/flotilla/search/index"
 	"flotilla.dev/flotilla/search/object"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
 var (
@@ -66,7 +68,7 @@ func synced(t *testing.T) {
 			"east": {pod(t, "east", "web-1", "nginx:1.25", "Running", ""), pod(t, "east", "crash-1", "nginx:1.25", "Running", "CrashLoopBackOff")},
 			"west": {pod(t, "west", "web-1", "nginx:1.24", "Running", "")},
 		} {
-			c, err := apigroup.NewClient(agentConfig(t, cluster))
+			c, err := searchapi.NewClient(agentConfig(t, cluster))
 			require.NoError(t, err)
 			res, err := c.Sync(ctx, cluster, &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{
 				{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true, Mode: searchv1alpha1.ModeReplace, Upserts: objs},
@@ -86,7 +88,7 @@ func synced(t *testing.T) {
 func TestAgentCheck(t *testing.T) {
 	synced(t)
 	ctx := context.Background()
-	c, err := apigroup.NewClient(agentConfig(t, "east"))
+	c, err := searchapi.NewClient(agentConfig(t, "east"))
 	require.NoError(t, err)
 	same := object.Digest(map[string]string{"east-web-1": "1", "east-crash-1": "1"})
 	res, err := c.Sync(ctx, "east", &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{
@@ -108,20 +110,20 @@ func TestForgedWritesAreRefused(t *testing.T) {
 	ctx := context.Background()
 	forged := &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true,
 		Mode: searchv1alpha1.ModeDelta, Upserts: []json.RawMessage{pod(t, "east", "planted", "evil:1", "Running", "")}}}}
-	west, err := apigroup.NewClient(agentConfig(t, "west"))
+	west, err := searchapi.NewClient(agentConfig(t, "west"))
 	require.NoError(t, err)
 	_, err = west.Sync(ctx, "east", forged)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "west's agent writing east: %v", err)
 
-	dave, err := apigroup.NewClient(userConfig(t, "dave"))
+	dave, err := searchapi.NewClient(userConfig(t, "dave"))
 	require.NoError(t, err)
 	_, err = dave.Sync(ctx, "east", forged)
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "dave: %v", err)
 	assert.Contains(t, err.Error(), "only a cluster's own search agent writes its objects")
 
-	bob, err := apigroup.NewClient(userConfig(t, "bob"))
+	bob, err := searchapi.NewClient(userConfig(t, "bob"))
 	require.NoError(t, err)
 	_, err = bob.Sync(ctx, "east", forged)
 	assert.True(t, apierrors.IsForbidden(err), "bob: %v", err)
@@ -135,7 +137,7 @@ func TestForgedWritesAreRefused(t *testing.T) {
 func TestBadSyncs(t *testing.T) {
 	synced(t)
 	ctx := context.Background()
-	east, err := apigroup.NewClient(agentConfig(t, "east"))
+	east, err := searchapi.NewClient(agentConfig(t, "east"))
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
@@ -184,7 +186,7 @@ func TestSearchAsUsers(t *testing.T) {
 		"bob":   nil,
 	} {
 		t.Run(user, func(t *testing.T) {
-			c, err := apigroup.NewClient(userConfig(t, user))
+			c, err := searchapi.NewClient(userConfig(t, user))
 			require.NoError(t, err)
 			l, err := c.List(ctx, podsGVR, "", nil)
 			require.NoError(t, err)
@@ -205,7 +207,7 @@ func TestSearchAsUsers(t *testing.T) {
 func TestFilters(t *testing.T) {
 	synced(t)
 	ctx := context.Background()
-	c, err := apigroup.NewClient(userConfig(t, "carol"))
+	c, err := searchapi.NewClient(userConfig(t, "carol"))
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
@@ -253,7 +255,7 @@ func TestFilters(t *testing.T) {
 // kubeconfig context for kubectl would be.
 func prefixConfig(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
-	c.Host += apigroup.ResourcesPath
+	c.Host += searchapi.ResourcesPath
 	return c
 }
 
@@ -324,7 +326,7 @@ func TestKubernetesClients(t *testing.T) {
 func TestSyncsAreNotRead(t *testing.T) {
 	kc, err := kubernetes.NewForConfig(userConfig(t, "carol"))
 	require.NoError(t, err)
-	err = kc.Discovery().RESTClient().Get().AbsPath(apigroup.SyncsPath("east")).Do(context.Background()).Error()
+	err = kc.Discovery().RESTClient().Get().AbsPath(searchapi.SyncsPath("east")).Do(context.Background()).Error()
 	require.Error(t, err)
 	assert.True(t, apierrors.IsMethodNotSupported(err), "%v", err)
 }
@@ -373,7 +375,7 @@ func TestClustersThatDoNotSyncWriteNothing(t *testing.T) {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: ocm.AddonClusterGroup("north", ocm.SearchAddon)}}}))
 	require.NoError(t, c.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "search-agent-north"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{apigroup.Group}, Resources: []string{apigroup.Syncs}, Verbs: []string{"create"}}}}))
-	agent, err := apigroup.NewClient(agentConfig(t, "north"))
+	agent, err := searchapi.NewClient(agentConfig(t, "north"))
 	require.NoError(t, err)
 	post := func() error {
 		_, err := agent.Sync(ctx, "north", &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{
@@ -399,4 +401,25 @@ func TestClustersThatDoNotSyncWriteNothing(t *testing.T) {
 	err = post()
 	assert.True(t, apierrors.IsForbidden(err), "addon removed: %v", err)
 	assert.False(t, held(), "a removed cluster stays removed")
+}
+
+// A cluster past the hub's per-cluster limit is refused as an exceeded
+// quota is (403, saying which limit), and what it sent is not stored.
+func TestClusterLimit(t *testing.T) {
+	synced(t)
+	ctx := context.Background()
+	u, err := store.Usage(ctx, "east")
+	require.NoError(t, err)
+	store.SetLimits(index.Limits{Objects: u.Objects})
+	t.Cleanup(func() { store.SetLimits(index.Limits{}) })
+	east, err := searchapi.NewClient(agentConfig(t, "east"))
+	require.NoError(t, err)
+	_, err = east.Sync(ctx, "east", &searchv1alpha1.Sync{Resources: []searchv1alpha1.ResourceSync{{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true,
+		Mode: searchv1alpha1.ModeDelta, Upserts: []json.RawMessage{pod(t, "east", "one-too-many", "nginx:1.25", "Running", "")}}}})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.Contains(t, err.Error(), "--search-max-objects-per-cluster")
+	v, err := store.Versions(ctx, "east", podsGVR.GroupResource())
+	require.NoError(t, err)
+	assert.NotContains(t, v, "east-one-too-many")
 }

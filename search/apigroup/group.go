@@ -42,28 +42,23 @@ import (
 	"flotilla.dev/flotilla/search/cleanup"
 	"flotilla.dev/flotilla/search/index"
 	"flotilla.dev/flotilla/search/object"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
-// The group version, its resources and their paths under the hub apiserver.
+// The group version, its resources and their paths under the hub apiserver
+// (searchapi's, the client side's).
 const (
-	Group         = searchv1alpha1.GroupName
-	Version       = searchv1alpha1.Version
-	Syncs         = "syncs"
-	Resources     = "resources"
-	ResourcesPath = "/apis/" + Group + "/" + Version + "/" + Resources
+	Group         = searchapi.Group
+	Version       = searchapi.Version
+	Syncs         = searchapi.Syncs
+	Resources     = searchapi.Resources
+	ResourcesPath = searchapi.ResourcesPath
 )
 
-// SyncsPath is where cluster's agent posts its Syncs.
-func SyncsPath(cluster string) string {
-	return "/apis/" + Group + "/" + Version + "/namespaces/" + cluster + "/" + Syncs
-}
-
-// Limits of one Sync.
+// Limits of one Sync (searchapi's).
 const (
-	// MaxSyncBytes bounds a Sync's body.
-	MaxSyncBytes = 16 << 20
-	// MaxSyncResources bounds its resources.
-	MaxSyncResources = 64
+	MaxSyncBytes     = searchapi.MaxSyncBytes
+	MaxSyncResources = searchapi.MaxSyncResources
 )
 
 // Options configures the group. Every field documents its default.
@@ -114,8 +109,8 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 		aggregated.Error(w, http.StatusMethodNotAllowed, errors.New("syncs are written (POST) by search agents, not read"))
 		return
 	}
-	if strings.TrimSuffix(req.URL.Path, "/") != SyncsPath(cluster) {
-		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("post a Sync to %s", SyncsPath(cluster)))
+	if strings.TrimSuffix(req.URL.Path, "/") != searchapi.SyncsPath(cluster) {
+		aggregated.Error(w, http.StatusNotFound, fmt.Errorf("post a Sync to %s", searchapi.SyncsPath(cluster)))
 		return
 	}
 	if !isAgentOf(u, cluster) {
@@ -156,8 +151,12 @@ func (h *handlers) sync(w http.ResponseWriter, req *http.Request, u user.Info) {
 	}
 	if err != nil {
 		code := http.StatusServiceUnavailable
-		if errors.Is(err, ErrBadSync) {
+		switch {
+		case errors.Is(err, ErrBadSync):
 			code = http.StatusBadRequest
+		case errors.Is(err, index.ErrOverLimit):
+			// As a namespace's exceeded ResourceQuota is answered.
+			code = http.StatusForbidden
 		}
 		aggregated.Error(w, code, err)
 		return

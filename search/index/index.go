@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,8 +25,60 @@ import (
 
 // Store is the index.
 type Store struct {
-	db    *sqldb.DB
-	epoch string
+	db     *sqldb.DB
+	epoch  string
+	limits atomic.Pointer[Limits]
+}
+
+// Limits bound what one cluster may keep in the index, so that no cluster
+// (a compromised one among them) can fill the hub's database. Zero: no
+// limit.
+type Limits struct {
+	// Objects a cluster may keep, all resources together.
+	Objects int64
+	// Bytes of their stored JSON (after object.Fit).
+	Bytes int64
+}
+
+// DefaultLimits are `flotilla hub`'s: far above a large cluster's
+// searched objects (2,000 objects of the default resources are about 10
+// MiB), low enough that one cluster cannot take over the database.
+var DefaultLimits = Limits{Objects: 250_000, Bytes: 2 << 30}
+
+// SetLimits sets the per-cluster limits Apply enforces from now on.
+func (s *Store) SetLimits(l Limits) { s.limits.Store(&l) }
+
+// ErrOverLimit marks a change refused because its cluster would keep more
+// than Limits allow.
+var ErrOverLimit = errors.New("over the search index's per-cluster limit")
+
+// Usage is what a cluster keeps in the index.
+type Usage struct{ Objects, Bytes int64 }
+
+// Usage is what cluster keeps in the index now.
+func (s *Store) Usage(ctx context.Context, cluster string) (Usage, error) {
+	return s.usage(ctx, s.db, cluster)
+}
+
+func (s *Store) usage(ctx context.Context, db rowQuerier, cluster string) (Usage, error) {
+	var u Usage
+	if err := db.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*), COALESCE(SUM(size), 0) FROM search_objects WHERE cluster = ?`), cluster).Scan(&u.Objects, &u.Bytes); err != nil {
+		return Usage{}, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	return u, nil
+}
+
+// overLimit says why after, a cluster's usage once a change is written,
+// breaks l where before did not already (a cluster above a lowered limit
+// may still shrink); "" when it may be written.
+func overLimit(l Limits, before, after Usage) string {
+	switch {
+	case l.Objects > 0 && after.Objects > l.Objects && after.Objects > before.Objects:
+		return fmt.Sprintf("it would keep %d objects, the hub allows %d a cluster (flotilla hub --search-max-objects-per-cluster)", after.Objects, l.Objects)
+	case l.Bytes > 0 && after.Bytes > l.Bytes && after.Bytes > before.Bytes:
+		return fmt.Sprintf("its objects would take %d bytes, the hub allows %d a cluster (flotilla hub --search-max-bytes-per-cluster)", after.Bytes, l.Bytes)
+	}
+	return ""
 }
 
 // Open opens the index db names: a postgres:// or postgresql:// URL, or a
@@ -88,7 +141,8 @@ var ErrBadObject = errors.New("bad object")
 // holds for the resource on the cluster afterwards. Each upsert is
 // sanitized (object.Sanitize) and fitted (object.Fit) again, whoever sent
 // it; one that is not of c's kind or has no name or UID fails the whole
-// change, naming it.
+// change, naming it. A change that would take the cluster past the
+// Limits is not written (ErrOverLimit, saying which limit).
 func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 	if c.Cluster == "" || c.Resource.Resource == "" || c.Resource.Version == "" {
 		return 0, errors.New("a change needs a cluster and a resource with its version")
@@ -125,6 +179,17 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	var limits Limits
+	if l := s.limits.Load(); l != nil {
+		limits = *l
+	}
+	limited := (limits.Objects > 0 || limits.Bytes > 0) && len(rows) > 0
+	var before Usage
+	if limited {
+		if before, err = s.usage(ctx, tx, c.Cluster); err != nil {
+			return 0, err
+		}
+	}
 	if c.Replace {
 		keep := map[string]bool{}
 		for _, r := range rows {
@@ -145,15 +210,16 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			return 0, err
 		}
 	}
-	upsert := s.db.Rebind(`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsert := s.db.Rebind(`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object, size)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (cluster, gr, uid) DO UPDATE SET version = excluded.version, kind = excluded.kind, namespace = excluded.namespace,
 			name = excluded.name, rv = excluded.rv, owner = excluded.owner, created_us = excluded.created_us, phase = excluded.phase,
-			reasons = excluded.reasons, ready = excluded.ready, ready_replicas = excluded.ready_replicas, replicas = excluded.replicas, object = excluded.object`)
+			reasons = excluded.reasons, ready = excluded.ready, ready_replicas = excluded.ready_replicas, replicas = excluded.replicas, object = excluded.object,
+			size = excluded.size`)
 	for _, r := range rows {
 		k := r.cols
 		if _, err := tx.ExecContext(ctx, upsert, c.Cluster, gr, k.UID, c.Resource.Version, c.Kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner,
-			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw)); err != nil {
+			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw), len(r.raw)); err != nil {
 			return 0, fmt.Errorf("%s: store %s %s/%s of %s: %w", s.db.Name, c.Kind, k.Namespace, k.Name, c.Cluster, err)
 		}
 		for _, table := range []string{"search_labels", "search_images", "search_reasons"} {
@@ -181,6 +247,15 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		ON CONFLICT (cluster, gr) DO UPDATE SET grp = excluded.grp, version = excluded.version, resource = excluded.resource, kind = excluded.kind, namespaced = excluded.namespaced`),
 		c.Cluster, gr, c.Resource.Group, c.Resource.Version, c.Resource.Resource, c.Kind, boolInt(c.Namespaced)); err != nil {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	if limited {
+		after, err := s.usage(ctx, tx, c.Cluster)
+		if err != nil {
+			return 0, err
+		}
+		if why := overLimit(limits, before, after); why != "" {
+			return 0, fmt.Errorf("%w: %s of cluster %s not stored: %s", ErrOverLimit, c.Resource.GroupResource(), c.Cluster, why)
+		}
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*) FROM search_objects WHERE cluster = ? AND gr = ?`), c.Cluster, gr).Scan(&n); err != nil {
@@ -261,6 +336,10 @@ func joinBars(ss []string) string {
 
 type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 type querier interface {

@@ -95,4 +95,10 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 		name = (SELECT o.name FROM search_objects o WHERE o.cluster = search_reasons.cluster AND o.gr = search_reasons.gr AND o.uid = search_reasons.uid);
 	DROP INDEX search_reasons_reason;
 	CREATE INDEX search_reasons_page ON search_reasons (gr, reason, cluster, namespace, name, uid);`,
+	// 5: each object's stored size, and an index that holds every
+	// cluster's objects with their sizes: a cluster's usage (Limits) is
+	// counted from the index alone, without reading the objects.
+	`ALTER TABLE search_objects ADD COLUMN size BIGINT NOT NULL DEFAULT 0;
+	UPDATE search_objects SET size = LENGTH(object);
+	CREATE INDEX search_objects_usage ON search_objects (cluster, size);`,
 }}

@@ -46,6 +46,7 @@ import (
 	"flotilla.dev/flotilla/devenv"
 	"flotilla.dev/flotilla/klusterlet/registration"
 	"flotilla.dev/flotilla/search/apigroup"
+	"flotilla.dev/flotilla/search/searchapi"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -632,7 +633,7 @@ func (r *run) violations() []Violation {
 // searchViolations compares the run's objects on the clusters with what
 // the hub's search index finds for them (docs/search.md).
 func (r *run) searchViolations(observed []Object) []Violation {
-	c, err := apigroup.NewClient(r.hubCfg)
+	c, err := searchapi.NewClient(r.hubCfg)
 	if err != nil {
 		return []Violation{{Search, err.Error()}}
 	}

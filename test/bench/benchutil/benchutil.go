@@ -20,19 +20,29 @@ import (
 
 	"flotilla.dev/flotilla/hub"
 	"flotilla.dev/flotilla/hub/registration/webhook"
+	"flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/test/testenv"
 )
 
-// Flotilla is the flotilla binary: $FLOTILLA, or one built for the benchmark.
+// Flotilla is the flotilla binary: $FLOTILLA, or one built for the benchmark
+// (with the search agent's slim binary beside it, as `make build` does).
 func Flotilla(b testing.TB) string {
 	if bin := os.Getenv("FLOTILLA"); bin != "" {
 		return bin
 	}
-	bin := filepath.Join(b.TempDir(), "flotilla")
-	build := exec.Command("go", "build", "-o", bin, "flotilla.dev/flotilla/cmd/flotilla")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build flotilla: %v", err)
+	bin, err := testenv.BuildFlotilla(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+// SearchAgent is the search agent's slim binary beside flotilla (Flotilla's
+// answer); it runs `addon-agent search` as flotilla does.
+func SearchAgent(b testing.TB, flotilla string) string {
+	bin := filepath.Join(filepath.Dir(flotilla), image.SearchAgentBinary)
+	if _, err := os.Stat(bin); err != nil {
+		b.Fatalf("%s: build it with `make build`", err)
 	}
 	return bin
 }

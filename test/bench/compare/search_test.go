@@ -547,7 +547,7 @@ func flotillaSearch(b *testing.B, ctx context.Context, env *testenv.Env, db stri
 	addAgents := func() []int {
 		var pids []int
 		for _, c := range env.Clusters {
-			pid, stop := startProcessLog(b, ctx, filepath.Join(logs, "flotilla-agent-"+c.Name+".log"), flotilla, nil, "addon-agent", ocm.SearchAddon,
+			pid, stop := startProcessLog(b, ctx, filepath.Join(logs, "flotilla-agent-"+c.Name+".log"), benchutil.SearchAgent(b, flotilla), nil, "addon-agent", ocm.SearchAddon,
 				"--cluster-name", c.Name, "--kubeconfig", c.KubeconfigPath, "--resources", "pods,configmaps,services,deployments.apps")
 			pids, stops = append(pids, pid), append(stops, stop)
 		}

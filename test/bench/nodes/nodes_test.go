@@ -12,7 +12,6 @@ package nodes_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -28,6 +27,7 @@ import (
 	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
 	"flotilla.dev/flotilla/internal/image"
+	"flotilla.dev/flotilla/test/testenv"
 )
 
 const (
@@ -43,11 +43,8 @@ func BenchmarkNodeFromNothing(b *testing.B) {
 	tmp, err := os.MkdirTemp("", "fb-")
 	require.NoError(b, err)
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "flotilla")
-	build := exec.Command("go", "build", "-o", bin, "flotilla.dev/flotilla/cmd/flotilla")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(b, err, string(out))
+	bin, err := testenv.BuildFlotilla(tmp)
+	require.NoError(b, err)
 	img, err := image.Build(image.Options{Binary: bin})
 	require.NoError(b, err)
 	pauseImg, err := image.Build(image.Options{Binary: bin, Args: []string{"dev", "pause"}})

@@ -13,13 +13,12 @@ package nodes_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"flotilla.dev/flotilla/devenv/node"
 	"flotilla.dev/flotilla/internal/controlplane"
 	"flotilla.dev/flotilla/internal/pgtest"
+	"flotilla.dev/flotilla/test/testenv"
 )
 
 var flotilla string
@@ -45,13 +44,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	flotilla = filepath.Join(dir, "flotilla")
-	// Static, like `make build`: this very binary goes into the nodes' image.
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e", "-o", flotilla, "flotilla.dev/flotilla/cmd/flotilla")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build flotilla:", err)
+	// Static, like `make build`: these very binaries go into the nodes' image.
+	if flotilla, err = testenv.BuildFlotilla(dir, "-ldflags", "-X main.version=e2e"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

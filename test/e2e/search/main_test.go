@@ -25,7 +25,7 @@ import (
 	"flotilla.dev/flotilla/internal/aggregated/aggregatedtest"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/search/agent"
-	"flotilla.dev/flotilla/search/apigroup"
+	"flotilla.dev/flotilla/search/searchapi"
 	"flotilla.dev/flotilla/test/fleet"
 )
 
@@ -79,5 +79,5 @@ func setup(ctx context.Context, f *fleet.Fleet) error {
 	}); err != nil {
 		return fmt.Errorf("enable the search addon: %w", err)
 	}
-	return aggregatedtest.WaitAvailable(ctx, f.Hub.Config, apigroup.APIServiceName, timeout)
+	return aggregatedtest.WaitAvailable(ctx, f.Hub.Config, searchapi.APIServiceName, timeout)
 }

@@ -24,6 +24,7 @@ import (
 	"flotilla.dev/flotilla/addons/ops"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/search/apigroup"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
 var (
@@ -88,7 +89,7 @@ func TestSearchTheFleet(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	admin, err := apigroup.NewClient(f.Hub.Config)
+	admin, err := searchapi.NewClient(f.Hub.Config)
 	require.NoError(t, err)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		l, err := admin.List(ctx, pods, "", url.Values{"image": {"busybox:1.25"}})
@@ -116,14 +117,14 @@ func TestSearchTheFleet(t *testing.T) {
 
 	// kubectl's way: a kubeconfig whose server is the search's prefix.
 	prefix := rest.CopyConfig(user(t, "alice", "cluster1"))
-	prefix.Host += apigroup.ResourcesPath
+	prefix.Host += searchapi.ResourcesPath
 	dyn, err := dynamic.NewForConfig(prefix)
 	require.NoError(t, err)
 	pl, err := dyn.Resource(pods).List(ctx, metav1.ListOptions{LabelSelector: "app=solo"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cluster1/shop/solo"}, hits(pl), "alice sees cluster1 only")
 
-	nobody, err := apigroup.NewClient(user(t, "bob"))
+	nobody, err := searchapi.NewClient(user(t, "bob"))
 	require.NoError(t, err)
 	l, err = nobody.List(ctx, pods, "", nil)
 	require.NoError(t, err)

@@ -1,4 +1,9 @@
-package apigroup
+// Package searchapi is the client side of the fleet search's aggregated API
+// group (search.flotilla.dev/v1alpha1): its names and paths, and a Client
+// that posts a cluster's Syncs (the search agent) or searches (users, the
+// CLI). It imports client-go and the group's wire types only, so the search
+// agent's binary stays small; search/apigroup serves the group.
+package searchapi
 
 import (
 	"context"
@@ -16,8 +21,29 @@ import (
 	searchv1alpha1 "flotilla.dev/flotilla/api/search/v1alpha1"
 )
 
-// APIServiceName is the group version's APIService.
-const APIServiceName = Version + "." + Group
+// The group version, its resources and their paths under the hub apiserver.
+const (
+	Group         = searchv1alpha1.GroupName
+	Version       = searchv1alpha1.Version
+	Syncs         = "syncs"
+	Resources     = "resources"
+	ResourcesPath = "/apis/" + Group + "/" + Version + "/" + Resources
+	// APIServiceName is the group version's APIService.
+	APIServiceName = Version + "." + Group
+)
+
+// Limits of one Sync: the server refuses more.
+const (
+	// MaxSyncBytes bounds a Sync's body.
+	MaxSyncBytes = 16 << 20
+	// MaxSyncResources bounds its resources.
+	MaxSyncResources = 64
+)
+
+// SyncsPath is where cluster's agent posts its Syncs.
+func SyncsPath(cluster string) string {
+	return "/apis/" + Group + "/" + Version + "/namespaces/" + cluster + "/" + Syncs
+}
 
 // Client reaches the search API through the hub apiserver, as the identity
 // of its config: an agent posts Syncs, a user searches.
@@ -68,7 +94,8 @@ func ListPath(gvr schema.GroupVersionResource, namespace string) string {
 	return p + "/" + gvr.Resource
 }
 
-// List searches gvr with the query parameters q (parseQuery's).
+// List searches gvr with the query parameters q (the search API's filters:
+// docs/search.md).
 func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, q url.Values) (*unstructured.UnstructuredList, error) {
 	req := c.rest.Get().AbsPath(ListPath(gvr, namespace))
 	for k, vs := range q {

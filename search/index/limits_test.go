@@ -1,0 +1,105 @@
+package index_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"flotilla.dev/flotilla/internal/pgtest"
+	"flotilla.dev/flotilla/internal/sqldb"
+	"flotilla.dev/flotilla/search/index"
+)
+
+func podsNamed(t *testing.T, n int, prefix string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for i := range n {
+		out = append(out, pod(t, "shop", fmt.Sprintf("%s-%d", prefix, i), fmt.Sprintf("%s-uid-%d", prefix, i), "1", "nginx:1.25", "Running", nil))
+	}
+	return out
+}
+
+// A cluster may keep no more than the Limits: a change past them is not
+// written at all, other clusters are not affected, and a cluster above a
+// lowered limit may still shrink.
+func TestLimitsBoundACluster(t *testing.T) {
+	stores(t, func(t *testing.T, s *index.Store) {
+		ctx := context.Background()
+		s.SetLimits(index.Limits{Objects: 3})
+		_, err := s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 3, "a"), Replace: true})
+		require.NoError(t, err)
+		_, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 1, "b")})
+		require.ErrorIs(t, err, index.ErrOverLimit)
+		assert.ErrorContains(t, err, "it would keep 4 objects, the hub allows 3 a cluster (flotilla hub --search-max-objects-per-cluster)")
+		assert.ErrorContains(t, err, "cluster east")
+		u, err := s.Usage(ctx, "east")
+		require.NoError(t, err)
+		assert.Equal(t, int64(3), u.Objects, "the refused change wrote nothing")
+		p, err := s.Search(ctx, index.Query{Resource: pods.GroupResource(), AllClusters: true})
+		require.NoError(t, err)
+		assert.Len(t, p.Items, 3)
+
+		// An update in place does not grow the count.
+		_, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 2, "a")})
+		require.NoError(t, err)
+		// Another cluster has its own allowance.
+		_, err = s.Apply(ctx, index.Change{Cluster: "west", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 3, "a"), Replace: true})
+		require.NoError(t, err)
+
+		// Lowered below what east keeps: east may shrink, not grow.
+		s.SetLimits(index.Limits{Objects: 1})
+		_, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 2, "a"), Replace: true})
+		require.NoError(t, err, "a Replace that shrinks east is written")
+		_, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 1, "c")})
+		require.ErrorIs(t, err, index.ErrOverLimit)
+		_, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Deletes: []string{"a-uid-0"}})
+		require.NoError(t, err, "deletes are always written")
+
+		// Bytes: the stored JSON of the cluster's objects.
+		u, err = s.Usage(ctx, "west")
+		require.NoError(t, err)
+		require.Positive(t, u.Bytes)
+		s.SetLimits(index.Limits{Bytes: u.Bytes + 10})
+		_, err = s.Apply(ctx, index.Change{Cluster: "west", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 1, "d")})
+		require.ErrorIs(t, err, index.ErrOverLimit)
+		assert.ErrorContains(t, err, "(flotilla hub --search-max-bytes-per-cluster)")
+		s.SetLimits(index.Limits{})
+		_, err = s.Apply(ctx, index.Change{Cluster: "west", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: podsNamed(t, 1, "d")})
+		require.NoError(t, err, "no limits: written")
+	})
+}
+
+// Migration 5 records the size of the objects an earlier release stored,
+// so their clusters' usage counts them.
+func TestMigrationFiveSizesEarlierRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		db   func(t *testing.T) string
+	}{
+		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "search.db") }},
+		{"postgres", func(t *testing.T) string { return pgtest.Start(t).NewDatabase(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			url := tc.db(t)
+			old, err := sqldb.Open(ctx, url, index.SchemaUpTo(4))
+			require.NoError(t, err)
+			const raw = `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"shop","name":"web","uid":"u1"}}`
+			_, err = old.ExecContext(ctx, `INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
+				 VALUES ('c', 'pods', 'u1', 'v1', 'Pod', 'shop', 'web', '1', '', 0, 'Running', '', '', 0, 0, '`+raw+`')`)
+			require.NoError(t, err)
+			require.NoError(t, old.Close())
+
+			s, err := index.Open(ctx, url)
+			require.NoError(t, err)
+			defer s.Close()
+			u, err := s.Usage(ctx, "c")
+			require.NoError(t, err)
+			assert.Equal(t, index.Usage{Objects: 1, Bytes: int64(len(raw))}, u)
+		})
+	}
+}

@@ -4,6 +4,8 @@ package nodes_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,10 +31,13 @@ import (
 
 	"flotilla.dev/flotilla/addons/example"
 	"flotilla.dev/flotilla/addons/governance"
+	"flotilla.dev/flotilla/addons/search"
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/addonagent"
+	flotillaimage "flotilla.dev/flotilla/internal/image"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
+	"flotilla.dev/flotilla/search/searchapi"
 )
 
 // enableAddons runs `flotilla addon enable` for names on cluster1 and waits
@@ -184,4 +190,71 @@ func testGovernancePods(t *testing.T, dataDir string, hub, spokeCfg *rest.Config
 
 	require.NoError(t, hubc.Delete(ctx, root))
 	disableAddons(t, dataDir, hubc, spoke, governance.FrameworkName, governance.ConfigPolicyName)
+}
+
+// testSearchAddonPod: the search agent runs as its Pod from the image's slim
+// binary; cluster1's objects reach the hub's index and are found through
+// the hub apiserver; the Pod's memory, as its kubelet measures it, is
+// logged; disable -> the cluster's objects leave the index.
+func testSearchAddonPod(t *testing.T, dataDir string, hub, spokeCfg *rest.Config) {
+	ctx := context.Background()
+	hubc := hubClient(t, hub)
+	spoke := kubernetes.NewForConfigOrDie(spokeCfg)
+	enableAddons(t, dataDir, hubc, spoke, search.Name)
+
+	pods, err := spoke.CoreV1().Pods(ocm.DefaultAddonInstallNamespace).List(ctx, metav1.ListOptions{LabelSelector: "app=search-agent"})
+	require.NoError(t, err)
+	require.Len(t, pods.Items, 1)
+	pod := pods.Items[0]
+	assert.Equal(t, []string{"/" + flotillaimage.SearchAgentBinary}, pod.Spec.Containers[0].Command, "the Pod runs the image's slim agent")
+
+	api, err := searchapi.NewClient(hub)
+	require.NoError(t, err)
+	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	found := func(c *assert.CollectT) []string {
+		l, err := api.List(ctx, namespaces, "", url.Values{"cluster": {"cluster1"}})
+		if apierrors.IsNotFound(err) {
+			return nil // no cluster syncs Namespaces (yet, or any more)
+		}
+		if !assert.NoError(c, err) {
+			return nil
+		}
+		var names []string
+		for _, o := range l.Items {
+			names = append(names, o.GetName())
+		}
+		return names
+	}
+	start := time.Now()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, found(c), "kube-system", "cluster1's Namespaces in the hub's index")
+	}, timeout, tick)
+	t.Logf("search: cluster1's Namespaces found through the hub %s after its agent ran", time.Since(start).Round(100*time.Millisecond))
+
+	// What the agent Pod costs its node: the kubelet's own figures.
+	raw, err := spoke.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + pod.Spec.NodeName + "/proxy/stats/summary").DoRaw(ctx)
+	require.NoError(t, err, "the kubelet's summary through the apiserver")
+	var summary struct {
+		Pods []struct {
+			PodRef     struct{ Name string }
+			Containers []struct {
+				Name   string
+				Memory struct{ WorkingSetBytes, RSSBytes *uint64 }
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(raw, &summary))
+	for _, p := range summary.Pods {
+		for _, ctr := range p.Containers {
+			if p.PodRef.Name == pod.Name && ctr.Memory.WorkingSetBytes != nil && ctr.Memory.RSSBytes != nil {
+				t.Logf("search agent Pod %s: memory working set %.1f MiB, RSS %.1f MiB (kubelet summary)", pod.Name,
+					float64(*ctr.Memory.WorkingSetBytes)/(1<<20), float64(*ctr.Memory.RSSBytes)/(1<<20))
+			}
+		}
+	}
+
+	disableAddons(t, dataDir, hubc, spoke, search.Name)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, found(c), "a cluster whose search addon is disabled leaves the index")
+	}, timeout, tick)
 }

@@ -257,6 +257,10 @@ func TestNodes(t *testing.T) {
 		testGovernancePods(t, dataDir, hub, spokes["cluster1"])
 	})
 
+	t.Run("the search agent runs as its Pod: the hub finds the cluster's objects", func(t *testing.T) {
+		testSearchAddonPod(t, dataDir, hub, spokes["cluster1"])
+	})
+
 	t.Run("unjoin removes the klusterlet and its Pod", func(t *testing.T) {
 		kubeconfig := filepath.Join(dataDir, "clusters", "cluster2.kubeconfig")
 		out, err := flotillaRun(t, "unjoin", "--cluster-name", "cluster2", "--kubeconfig", kubeconfig,

@@ -205,42 +205,51 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			}
 		}
 	}
-	for _, uid := range c.Deletes {
-		if err := s.delete(ctx, tx, `cluster = ? AND gr = ? AND uid = ?`, c.Cluster, gr, uid); err != nil {
-			return 0, err
-		}
+	// Batched: a statement per table for many objects at once (a first
+	// sync is thousands of objects; a statement each was most of its time).
+	if err := s.deleteUIDs(ctx, tx, []string{"search_labels", "search_images", "search_reasons", "search_objects"}, c.Cluster, gr, c.Deletes); err != nil {
+		return 0, err
 	}
-	upsert := s.db.Rebind(`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object, size)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (cluster, gr, uid) DO UPDATE SET version = excluded.version, kind = excluded.kind, namespace = excluded.namespace,
-			name = excluded.name, rv = excluded.rv, owner = excluded.owner, created_us = excluded.created_us, phase = excluded.phase,
-			reasons = excluded.reasons, ready = excluded.ready, ready_replicas = excluded.ready_replicas, replicas = excluded.replicas, object = excluded.object,
-			size = excluded.size`)
-	for _, r := range rows {
+	rows = lastOfEachUID(rows, func(r row) string { return r.cols.UID })
+	uids := make([]string, len(rows))
+	objects := make([][]any, len(rows))
+	var labels, reasons, images [][]any
+	for i, r := range rows {
 		k := r.cols
-		if _, err := tx.ExecContext(ctx, upsert, c.Cluster, gr, k.UID, c.Resource.Version, c.Kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner,
-			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw), len(r.raw)); err != nil {
-			return 0, fmt.Errorf("%s: store %s %s/%s of %s: %w", s.db.Name, c.Kind, k.Namespace, k.Name, c.Cluster, err)
-		}
-		for _, table := range []string{"search_labels", "search_images", "search_reasons"} {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE cluster = ? AND gr = ? AND uid = ?`), c.Cluster, gr, k.UID); err != nil {
-				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
-			}
-		}
+		uids[i] = k.UID
+		objects[i] = []any{c.Cluster, gr, k.UID, c.Resource.Version, c.Kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner,
+			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw), len(r.raw)}
 		for key, value := range k.Labels {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_labels (cluster, gr, uid, key, value) VALUES (?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, key, value); err != nil {
-				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
-			}
+			labels = append(labels, []any{c.Cluster, gr, k.UID, key, value})
 		}
 		for _, reason := range k.Reasons {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_reasons (cluster, gr, uid, reason, namespace, name) VALUES (?, ?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, reason, k.Namespace, k.Name); err != nil {
-				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
-			}
+			reasons = append(reasons, []any{c.Cluster, gr, k.UID, reason, k.Namespace, k.Name})
 		}
 		for _, img := range k.Images {
-			if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_images (cluster, gr, uid, image, namespace, name) VALUES (?, ?, ?, ?, ?, ?)`), c.Cluster, gr, k.UID, img, k.Namespace, k.Name); err != nil {
-				return 0, fmt.Errorf("%s: %w", s.db.Name, err)
-			}
+			images = append(images, []any{c.Cluster, gr, k.UID, img, k.Namespace, k.Name})
+		}
+	}
+	if err := s.insert(ctx, tx, `INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object, size)`,
+		` ON CONFLICT (cluster, gr, uid) DO UPDATE SET version = excluded.version, kind = excluded.kind, namespace = excluded.namespace,
+			name = excluded.name, rv = excluded.rv, owner = excluded.owner, created_us = excluded.created_us, phase = excluded.phase,
+			reasons = excluded.reasons, ready = excluded.ready, ready_replicas = excluded.ready_replicas, replicas = excluded.replicas, object = excluded.object,
+			size = excluded.size`, objects); err != nil {
+		return 0, fmt.Errorf("store %s of %s: %w", c.Resource.GroupResource(), c.Cluster, err)
+	}
+	// An upserted object's labels, images and reasons are written anew.
+	if err := s.deleteUIDs(ctx, tx, []string{"search_labels", "search_images", "search_reasons"}, c.Cluster, gr, uids); err != nil {
+		return 0, err
+	}
+	for _, t := range []struct {
+		insert string
+		rows   [][]any
+	}{
+		{`INSERT INTO search_labels (cluster, gr, uid, key, value)`, labels},
+		{`INSERT INTO search_reasons (cluster, gr, uid, reason, namespace, name)`, reasons},
+		{`INSERT INTO search_images (cluster, gr, uid, image, namespace, name)`, images},
+	} {
+		if err := s.insert(ctx, tx, t.insert, "", t.rows); err != nil {
+			return 0, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, s.db.Rebind(`INSERT INTO search_resources (cluster, gr, grp, version, resource, kind, namespaced) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -265,6 +274,72 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
 	}
 	return n, nil
+}
+
+// maxParams bounds the parameters of one statement (SQLite allows 32,766,
+// PostgreSQL 65,535).
+const maxParams = 30_000
+
+// insert runs head VALUES (...), (...) tail for rows, as few statements as
+// maxParams allows. Every row has the same number of columns.
+func (s *Store) insert(ctx context.Context, tx execer, head, tail string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	group := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(rows[0])), ", ") + ")"
+	per := max(1, maxParams/len(rows[0]))
+	for len(rows) > 0 {
+		n := min(per, len(rows))
+		args := make([]any, 0, n*len(rows[0]))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(group+", ", n), ", ") + tail
+		if _, err := tx.ExecContext(ctx, s.db.Rebind(q), args...); err != nil {
+			return fmt.Errorf("%s: %w", s.db.Name, err)
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// deleteUIDs removes the rows of cluster's gr with uids from each table, in
+// as few statements as maxParams allows.
+func (s *Store) deleteUIDs(ctx context.Context, tx execer, tables []string, cluster, gr string, uids []string) error {
+	for len(uids) > 0 {
+		n := min(maxParams-2, len(uids))
+		args := []any{cluster, gr}
+		for _, u := range uids[:n] {
+			args = append(args, u)
+		}
+		in := strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+		for _, table := range tables {
+			if _, err := tx.ExecContext(ctx, s.db.Rebind(`DELETE FROM `+table+` WHERE cluster = ? AND gr = ? AND uid IN (`+in+`)`), args...); err != nil {
+				return fmt.Errorf("%s: delete from %s: %w", s.db.Name, table, err)
+			}
+		}
+		uids = uids[n:]
+	}
+	return nil
+}
+
+// lastOfEachUID keeps, of items with the same uid, the last (a later write
+// of an object wins, as one statement each would have it), in order.
+func lastOfEachUID[T any](items []T, uid func(T) string) []T {
+	last := make(map[string]int, len(items))
+	for i, it := range items {
+		last[uid(it)] = i
+	}
+	if len(last) == len(items) {
+		return items
+	}
+	out := make([]T, 0, len(last))
+	for i, it := range items {
+		if last[uid(it)] == i {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 func boolInt(b bool) int {

@@ -103,3 +103,44 @@ func TestMigrationFiveSizesEarlierRows(t *testing.T) {
 		})
 	}
 }
+
+// A change is written in batches: one larger than a statement's parameters
+// allow is written whole, and an object given twice keeps its last version.
+func TestLargeChangesAndRepeatedObjects(t *testing.T) {
+	stores(t, func(t *testing.T, s *index.Store) {
+		ctx := context.Background()
+		var many []*unstructured.Unstructured
+		for i := range 2500 {
+			many = append(many, pod(t, "shop", fmt.Sprintf("p-%d", i), fmt.Sprintf("uid-%d", i), "1", "nginx:1.25", "Running",
+				map[string]string{"app": "web", "tier": "front", "n": fmt.Sprint(i % 7), "team": "a"}))
+		}
+		again := pod(t, "shop", "p-0", "uid-0", "2", "nginx:1.26", "Running", map[string]string{"app": "api"})
+		n, err := s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Upserts: append(many, again), Replace: true})
+		require.NoError(t, err)
+		assert.Equal(t, 2500, n)
+		p, err := s.Search(ctx, index.Query{Resource: pods.GroupResource(), AllClusters: true, Labels: mustSelector(t, "app=web"), Limit: 5000})
+		require.NoError(t, err)
+		assert.Len(t, p.Items, 2499, "every label row written, p-0's replaced by its later version")
+		p, err = s.Search(ctx, index.Query{Resource: pods.GroupResource(), AllClusters: true, Image: "nginx:1.26"})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"east/shop/p-0"}, names(p))
+		v, err := s.Versions(ctx, "east", pods.GroupResource())
+		require.NoError(t, err)
+		assert.Equal(t, "2", v["uid-0"])
+
+		// Deletes in bulk take the objects' label and image rows too.
+		var gone []string
+		for i := range 2500 {
+			gone = append(gone, fmt.Sprintf("uid-%d", i))
+		}
+		n, err = s.Apply(ctx, index.Change{Cluster: "east", Resource: pods, Kind: "Pod", Namespaced: true, Deletes: gone})
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		for _, q := range []index.Query{{Labels: mustSelector(t, "app")}, {Image: "nginx:1.25"}} {
+			q.Resource, q.AllClusters = pods.GroupResource(), true
+			p, err = s.Search(ctx, q)
+			require.NoError(t, err)
+			assert.Empty(t, p.Items)
+		}
+	})
+}

@@ -3,14 +3,12 @@ package index_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"flotilla.dev/flotilla/internal/pgtest"
 	"flotilla.dev/flotilla/internal/sqldb"
 	"flotilla.dev/flotilla/search/index"
 )
@@ -76,32 +74,23 @@ func TestLimitsBoundACluster(t *testing.T) {
 // Migration 5 records the size of the objects an earlier release stored,
 // so their clusters' usage counts them.
 func TestMigrationFiveSizesEarlierRows(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		db   func(t *testing.T) string
-	}{
-		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "search.db") }},
-		{"postgres", func(t *testing.T) string { return pgtest.Start(t).NewDatabase(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			url := tc.db(t)
-			old, err := sqldb.Open(ctx, url, index.SchemaUpTo(4))
-			require.NoError(t, err)
-			const raw = `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"shop","name":"web","uid":"u1"}}`
-			_, err = old.ExecContext(ctx, `INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
+	databases(t, func(t *testing.T, url string) {
+		ctx := context.Background()
+		old, err := sqldb.Open(ctx, url, index.SchemaUpTo(4))
+		require.NoError(t, err)
+		const raw = `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"shop","name":"web","uid":"u1"}}`
+		_, err = old.ExecContext(ctx, `INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
 				 VALUES ('c', 'pods', 'u1', 'v1', 'Pod', 'shop', 'web', '1', '', 0, 'Running', '', '', 0, 0, '`+raw+`')`)
-			require.NoError(t, err)
-			require.NoError(t, old.Close())
+		require.NoError(t, err)
+		require.NoError(t, old.Close())
 
-			s, err := index.Open(ctx, url)
-			require.NoError(t, err)
-			defer s.Close()
-			u, err := s.Usage(ctx, "c")
-			require.NoError(t, err)
-			assert.Equal(t, index.Usage{Objects: 1, Bytes: int64(len(raw))}, u)
-		})
-	}
+		s, err := index.Open(ctx, url)
+		require.NoError(t, err)
+		defer s.Close()
+		u, err := s.Usage(ctx, "c")
+		require.NoError(t, err)
+		assert.Equal(t, index.Usage{Objects: 1, Bytes: int64(len(raw))}, u)
+	})
 }
 
 // A change is written in batches: one larger than a statement's parameters

@@ -68,42 +68,40 @@ func TestImageAndReasonPages(t *testing.T) {
 // Migration 4 gives the image and reason rows an earlier release wrote
 // their object's namespace and name, so they keep being found, in order.
 func TestMigrationFourFillsEarlierRows(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		db   func(t *testing.T) string
-	}{
-		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "search.db") }},
-		{"postgres", func(t *testing.T) string { return pgtest.Start(t).NewDatabase(t) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			url := tc.db(t)
-			old, err := sqldb.Open(ctx, url, index.SchemaUpTo(3))
-			require.NoError(t, err)
-			for _, stmt := range []string{
-				`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
+	databases(t, func(t *testing.T, url string) {
+		ctx := context.Background()
+		old, err := sqldb.Open(ctx, url, index.SchemaUpTo(3))
+		require.NoError(t, err)
+		for _, stmt := range []string{
+			`INSERT INTO search_objects (cluster, gr, uid, version, kind, namespace, name, rv, owner, created_us, phase, reasons, ready, ready_replicas, replicas, object)
 				 VALUES ('c', 'pods', 'u1', 'v1', 'Pod', 'shop', 'web', '1', '', 0, 'Running', '|CrashLoopBackOff|', '', 0, 0, '{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"shop","name":"web","uid":"u1"}}')`,
-				`INSERT INTO search_images (cluster, gr, uid, image) VALUES ('c', 'pods', 'u1', 'nginx:1.25')`,
-				`INSERT INTO search_reasons (cluster, gr, uid, reason) VALUES ('c', 'pods', 'u1', 'CrashLoopBackOff')`,
-			} {
-				_, err := old.ExecContext(ctx, stmt)
-				require.NoError(t, err)
-			}
-			require.NoError(t, old.Close())
-
-			s, err := index.Open(ctx, url)
+			`INSERT INTO search_images (cluster, gr, uid, image) VALUES ('c', 'pods', 'u1', 'nginx:1.25')`,
+			`INSERT INTO search_reasons (cluster, gr, uid, reason) VALUES ('c', 'pods', 'u1', 'CrashLoopBackOff')`,
+		} {
+			_, err := old.ExecContext(ctx, stmt)
 			require.NoError(t, err)
-			defer s.Close()
-			for _, q := range []index.Query{{Image: "nginx:1.25"}, {Reason: "CrashLoopBackOff"}} {
-				q.Resource, q.AllClusters = pods.GroupResource(), true
-				p, err := s.Search(ctx, q)
-				require.NoError(t, err)
-				assert.Equal(t, []string{"c/shop/web"}, names(p))
-				q.Namespaces = []string{"shop"}
-				p, err = s.Search(ctx, q)
-				require.NoError(t, err)
-				assert.Len(t, p.Items, 1)
-			}
-		})
-	}
+		}
+		require.NoError(t, old.Close())
+
+		s, err := index.Open(ctx, url)
+		require.NoError(t, err)
+		defer s.Close()
+		for _, q := range []index.Query{{Image: "nginx:1.25"}, {Reason: "CrashLoopBackOff"}} {
+			q.Resource, q.AllClusters = pods.GroupResource(), true
+			p, err := s.Search(ctx, q)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"c/shop/web"}, names(p))
+			q.Namespaces = []string{"shop"}
+			p, err = s.Search(ctx, q)
+			require.NoError(t, err)
+			assert.Len(t, p.Items, 1)
+		}
+	})
+}
+
+// databases runs test on an empty SQLite file and an empty PostgreSQL
+// database, given as the URLs index.Open takes.
+func databases(t *testing.T, test func(t *testing.T, url string)) {
+	t.Run("sqlite", func(t *testing.T) { test(t, filepath.Join(t.TempDir(), "search.db")) })
+	t.Run("postgres", func(t *testing.T) { test(t, pgtest.Start(t).NewDatabase(t)) })
 }

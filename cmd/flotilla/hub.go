@@ -131,10 +131,13 @@ func searchLimits(objects int64, bytes string) (index.Limits, error) {
 		return index.Limits{}, fmt.Errorf("--search-max-objects-per-cluster %d: give a number of objects, 0 for no limit", objects)
 	}
 	q, err := resource.ParseQuantity(bytes)
-	if err != nil || q.Sign() < 0 {
-		return index.Limits{}, fmt.Errorf("--search-max-bytes-per-cluster %q: give a size such as 512Mi or 2Gi, 0 for no limit", bytes)
+	// Value rounds a fraction of a byte up, and gives 0 (no limit at all)
+	// for a decimal size past int64: only a size it holds exactly is taken.
+	n := q.Value()
+	if err != nil || n < 0 || q.Cmp(*resource.NewQuantity(n, resource.BinarySI)) != 0 {
+		return index.Limits{}, fmt.Errorf("--search-max-bytes-per-cluster %q: give a whole size such as 512Mi or 2Gi, 0 for no limit", bytes)
 	}
-	return index.Limits{Objects: objects, Bytes: q.Value()}, nil
+	return index.Limits{Objects: objects, Bytes: n}, nil
 }
 
 // searchDBEnv is the variable --search-db defaults to (a PostgreSQL URL

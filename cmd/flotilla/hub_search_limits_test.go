@@ -23,6 +23,12 @@ func TestSearchLimits(t *testing.T) {
 		{-1, "1Gi", index.Limits{}, "--search-max-objects-per-cluster -1"},
 		{10, "lots", index.Limits{}, `--search-max-bytes-per-cluster "lots"`},
 		{10, "-1Gi", index.Limits{}, `--search-max-bytes-per-cluster "-1Gi"`},
+		// A decimal quantity past int64 (9.2 EB) has the value 0, which
+		// would be no limit at all; a fraction of a byte is no size either.
+		{10, "1e19", index.Limits{}, `--search-max-bytes-per-cluster "1e19"`},
+		{10, "0.5", index.Limits{}, `--search-max-bytes-per-cluster "0.5"`},
+		{10, "7Ei", index.Limits{Objects: 10, Bytes: 7 << 60}, ""},
+		{10, "1.5Gi", index.Limits{Objects: 10, Bytes: 3 << 29}, ""},
 	} {
 		got, err := searchLimits(tc.objects, tc.bytes)
 		if tc.err != "" {

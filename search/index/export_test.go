@@ -9,3 +9,7 @@ func SchemaUpTo(n int) sqldb.Schema {
 	s.Migrations = s.Migrations[:n]
 	return s
 }
+
+// SetBeforeCommit has s's Apply run f once a change is checked, before it
+// is committed.
+func SetBeforeCommit(s *Store, f func()) { s.beforeCommit = f }

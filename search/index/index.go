@@ -13,11 +13,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"flotilla.dev/flotilla/internal/sqldb"
 	"flotilla.dev/flotilla/search/object"
@@ -28,6 +31,9 @@ type Store struct {
 	db     *sqldb.DB
 	epoch  string
 	limits atomic.Pointer[Limits]
+	// beforeCommit, for tests, runs in Apply once its change is checked,
+	// before it is committed.
+	beforeCommit func()
 }
 
 // Limits bound what one cluster may keep in the index, so that no cluster
@@ -36,9 +42,16 @@ type Store struct {
 type Limits struct {
 	// Objects a cluster may keep, all resources together.
 	Objects int64
-	// Bytes of their stored JSON (after object.Fit).
+	// Bytes the index keeps for them: their stored JSON (after object.Fit)
+	// and every copy of their columns, labels, images and reasons in the
+	// tables and their indexes (storedSize).
 	Bytes int64
 }
+
+// MaxResourcesPerCluster is the most resources one cluster may sync while
+// Limits are set: each is a row (discovery), written by a change with no
+// objects as well.
+const MaxResourcesPerCluster = 500
 
 // DefaultLimits are `flotilla hub`'s: far above a large cluster's
 // searched objects (2,000 objects of the default resources are about 10
@@ -79,6 +92,55 @@ func overLimit(l Limits, before, after Usage) string {
 		return fmt.Sprintf("its objects would take %d bytes, the hub allows %d a cluster (flotilla hub --search-max-bytes-per-cluster)", after.Bytes, l.Bytes)
 	}
 	return ""
+}
+
+// rowBytes is what storedSize charges a row, or an index entry, besides
+// its columns: PostgreSQL's tuple header and item pointer, and the numbers.
+const rowBytes = 32
+
+// storedSize is the bytes an object takes in the index, what Limits.Bytes
+// bounds: its JSON, and each copy of its text columns: its row and the
+// indexes on it (primary key, search_objects_list, search_objects_name,
+// search_objects_usage), then a row and two index entries for each label,
+// image and reason. An agent chooses the columns (the images of a spec that
+// Fit then cuts away, thousands of tiny labels, a long UID copied into each
+// of their rows), so they are charged, not only the JSON.
+func storedSize(cluster, gr, version, kind string, k object.Columns, raw []byte) int64 {
+	n := func(ss ...string) int64 {
+		t := int64(rowBytes)
+		for _, s := range ss {
+			t += int64(len(s))
+		}
+		return t
+	}
+	size := int64(len(raw)) +
+		n(cluster, gr, k.UID, version, kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner, k.Phase, joinBars(k.Reasons), k.Ready) +
+		n(cluster, gr, k.UID) + n(gr, cluster, k.Namespace, k.Name, k.UID) + n(gr, k.Name) + n(cluster)
+	for key, value := range k.Labels {
+		size += n(cluster, gr, k.UID, key, value) + n(cluster, gr, k.UID, key) + n(gr, key, value)
+	}
+	for _, list := range [][]string{k.Images, k.Reasons} {
+		for _, v := range list {
+			size += n(cluster, gr, k.UID, v, k.Namespace, k.Name) + n(cluster, gr, k.UID, v) + n(gr, v, cluster, k.Namespace, k.Name, k.UID)
+		}
+	}
+	return size
+}
+
+// checkResource refuses a resource whose names Kubernetes would not
+// accept: they are stored (search_resources) and shown in discovery.
+func checkResource(c Change) error {
+	var errs []string
+	if c.Resource.Group != "" {
+		errs = append(errs, validation.IsDNS1123Subdomain(c.Resource.Group)...)
+	}
+	for _, name := range []string{c.Resource.Version, c.Resource.Resource, strings.ToLower(c.Kind)} {
+		errs = append(errs, validation.IsDNS1123Label(name)...)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: resource %.300q, kind %.100q: %s", ErrBadObject, c.Resource.String(), c.Kind, strings.Join(errs, "; "))
+	}
+	return nil
 }
 
 // Open opens the index db names: a postgres:// or postgresql:// URL, or a
@@ -147,9 +209,13 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 	if c.Cluster == "" || c.Resource.Resource == "" || c.Resource.Version == "" {
 		return 0, errors.New("a change needs a cluster and a resource with its version")
 	}
+	if err := checkResource(c); err != nil {
+		return 0, err
+	}
 	type row struct {
 		cols object.Columns
 		raw  []byte
+		size int64
 	}
 	rows := make([]row, 0, len(c.Upserts))
 	if c.Resource.GroupResource() == object.Secrets && c.Kind != object.SecretKind.Kind {
@@ -158,6 +224,7 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		return 0, fmt.Errorf("%w: %s are of kind %s, not %q", ErrBadObject, object.Secrets, object.SecretKind.Kind, c.Kind)
 	}
 	apiVersion := c.Resource.GroupVersion().String()
+	gr := GR(c.Resource.GroupResource())
 	for i, u := range c.Upserts {
 		if u.GetKind() != c.Kind || u.GetAPIVersion() != apiVersion {
 			return 0, fmt.Errorf("%w: upserts[%d] is %s %s, not %s %s", ErrBadObject, i, u.GetAPIVersion(), u.GetKind(), apiVersion, c.Kind)
@@ -171,9 +238,8 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: upserts[%d]: %v", ErrBadObject, i, err)
 		}
-		rows = append(rows, row{cols, raw})
+		rows = append(rows, row{cols, raw, storedSize(c.Cluster, gr, c.Resource.Version, c.Kind, cols, raw)})
 	}
-	gr := GR(c.Resource.GroupResource())
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
@@ -183,7 +249,22 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 	if l := s.limits.Load(); l != nil {
 		limits = *l
 	}
-	limited := (limits.Objects > 0 || limits.Bytes > 0) && len(rows) > 0
+	limited := limits.Objects > 0 || limits.Bytes > 0
+	if limited && s.db.Postgres {
+		// Hub replicas sharing the database write one cluster's changes
+		// one at a time (one replica's Syncs of a cluster already are,
+		// apigroup): two changes checked each without the other's rows
+		// would both be written past the limits.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, int32(migrations.LockKey), c.Cluster); err != nil {
+			return 0, fmt.Errorf("%s: lock cluster %s's usage: %w", s.db.Name, c.Cluster, err)
+		}
+	}
+	if limited {
+		if err := s.checkNewResource(ctx, tx, c.Cluster, gr); err != nil {
+			return 0, err
+		}
+	}
+	limited = limited && len(rows) > 0
 	var before Usage
 	if limited {
 		if before, err = s.usage(ctx, tx, c.Cluster); err != nil {
@@ -218,7 +299,7 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 		k := r.cols
 		uids[i] = k.UID
 		objects[i] = []any{c.Cluster, gr, k.UID, c.Resource.Version, c.Kind, k.Namespace, k.Name, k.ResourceVersion, k.Owner,
-			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw), len(r.raw)}
+			k.Created.UnixMicro(), k.Phase, joinBars(k.Reasons), k.Ready, k.ReadyReplicas, k.Replicas, string(r.raw), r.size}
 		for key, value := range k.Labels {
 			labels = append(labels, []any{c.Cluster, gr, k.UID, key, value})
 		}
@@ -266,6 +347,9 @@ func (s *Store) Apply(ctx context.Context, c Change) (int, error) {
 			return 0, fmt.Errorf("%w: %s of cluster %s not stored: %s", ErrOverLimit, c.Resource.GroupResource(), c.Cluster, why)
 		}
 	}
+	if s.beforeCommit != nil {
+		s.beforeCommit()
+	}
 	var n int
 	if err := tx.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*) FROM search_objects WHERE cluster = ? AND gr = ?`), c.Cluster, gr).Scan(&n); err != nil {
 		return 0, fmt.Errorf("%s: %w", s.db.Name, err)
@@ -299,6 +383,19 @@ func (s *Store) insert(ctx context.Context, tx execer, head, tail string, rows [
 			return fmt.Errorf("%s: %w", s.db.Name, err)
 		}
 		rows = rows[n:]
+	}
+	return nil
+}
+
+// checkNewResource refuses gr when cluster does not sync it yet and syncs
+// MaxResourcesPerCluster resources already.
+func (s *Store) checkNewResource(ctx context.Context, tx rowQuerier, cluster, gr string) error {
+	var have, n int
+	if err := tx.QueryRowContext(ctx, s.db.Rebind(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN gr = ? THEN 1 ELSE 0 END), 0) FROM search_resources WHERE cluster = ?`), gr, cluster).Scan(&n, &have); err != nil {
+		return fmt.Errorf("%s: %w", s.db.Name, err)
+	}
+	if have == 0 && n >= MaxResourcesPerCluster {
+		return fmt.Errorf("%w: %s of cluster %s not stored: the cluster syncs %d resources already, the most the hub allows", ErrOverLimit, gr, cluster, n)
 	}
 	return nil
 }
@@ -356,11 +453,13 @@ type Resource struct {
 	Namespaced bool
 }
 
-// Resources are the resources the clusters sync, each once (the newest
-// version a cluster wrote, the first in order when clusters differ), sorted
-// by group and resource.
+// Resources are the resources the clusters sync, each once, sorted by group
+// and resource. Where clusters differ on a resource's version, kind or scope,
+// the definition most of them sync wins (choose): one cluster, a compromised
+// one among them, cannot redefine for everyone a resource the others sync.
 func (s *Store) Resources(ctx context.Context) ([]Resource, error) {
-	return s.resources(ctx, `SELECT grp, version, resource, kind, namespaced FROM search_resources ORDER BY grp, resource, version`)
+	return s.resources(ctx, `SELECT grp, version, resource, kind, namespaced, COUNT(*) FROM search_resources
+		GROUP BY grp, resource, version, kind, namespaced`)
 }
 
 // ResourcesIn are the resources clusters sync, as Resources (none for no
@@ -373,8 +472,8 @@ func (s *Store) ResourcesIn(ctx context.Context, clusters []string) ([]Resource,
 	for i, c := range clusters {
 		args[i] = c
 	}
-	return s.resources(ctx, s.db.Rebind(`SELECT grp, version, resource, kind, namespaced FROM search_resources WHERE cluster IN (`+
-		strings.TrimSuffix(strings.Repeat("?, ", len(clusters)), ", ")+`) ORDER BY grp, resource, version`), args...)
+	return s.resources(ctx, s.db.Rebind(`SELECT grp, version, resource, kind, namespaced, COUNT(*) FROM search_resources WHERE cluster IN (`+
+		strings.TrimSuffix(strings.Repeat("?, ", len(clusters)), ", ")+`) GROUP BY grp, resource, version, kind, namespaced`), args...)
 }
 
 func (s *Store) resources(ctx context.Context, query string, args ...any) ([]Resource, error) {
@@ -383,22 +482,65 @@ func (s *Store) resources(ctx context.Context, query string, args ...any) ([]Res
 		return nil, fmt.Errorf("%s: %w", s.db.Name, err)
 	}
 	defer rows.Close()
-	var out []Resource
-	seen := map[schema.GroupResource]bool{}
+	var defs []Definition
 	for rows.Next() {
-		var r Resource
+		var d Definition
 		var namespaced int
-		if err := rows.Scan(&r.Group, &r.Version, &r.GroupVersionResource.Resource, &r.Kind, &namespaced); err != nil {
+		if err := rows.Scan(&d.Group, &d.Version, &d.GroupVersionResource.Resource, &d.Kind, &namespaced, &d.Clusters); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.db.Name, err)
 		}
-		r.Namespaced = namespaced != 0
-		if seen[r.GroupResource()] {
+		d.Namespaced = namespaced != 0
+		defs = append(defs, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return choose(defs), nil
+}
+
+// A Definition is a resource as some clusters sync it.
+type Definition struct {
+	Resource
+	// Clusters is how many clusters sync it so.
+	Clusters int
+}
+
+var kubeVersion = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+
+// choose keeps one definition of each resource, sorted by group and
+// resource: the one the most clusters sync; on a tie a Kubernetes-style
+// version (v1, v2beta1) before others, then the first version in order.
+func choose(defs []Definition) []Resource {
+	sort.SliceStable(defs, func(i, j int) bool {
+		a, b := defs[i], defs[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.GroupVersionResource.Resource != b.GroupVersionResource.Resource {
+			return a.GroupVersionResource.Resource < b.GroupVersionResource.Resource
+		}
+		if a.Clusters != b.Clusters {
+			return a.Clusters > b.Clusters
+		}
+		if ka, kb := kubeVersion.MatchString(a.Version), kubeVersion.MatchString(b.Version); ka != kb {
+			return ka
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Namespaced && !b.Namespaced
+	})
+	var out []Resource
+	for i, d := range defs {
+		if i > 0 && defs[i-1].GroupResource() == d.GroupResource() {
 			continue
 		}
-		seen[r.GroupResource()] = true
-		out = append(out, r)
+		out = append(out, d.Resource)
 	}
-	return out, rows.Err()
+	return out
 }
 
 // joinBars is "|a|b|" (LIKE '%|a|%' finds a), or "" for none.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestOverLimit(t *testing.T) {
@@ -28,6 +29,32 @@ func TestOverLimit(t *testing.T) {
 			} else {
 				assert.Contains(t, got, tc.refused)
 			}
+		})
+	}
+}
+
+func TestChoose(t *testing.T) {
+	def := func(group, version, resource, kind string, namespaced bool, clusters int) Definition {
+		return Definition{Resource: Resource{GroupVersionResource: schema.GroupVersionResource{Group: group, Version: version, Resource: resource},
+			Kind: kind, Namespaced: namespaced}, Clusters: clusters}
+	}
+	pods := def("", "v1", "pods", "Pod", true, 2)
+	for _, tc := range []struct {
+		name string
+		defs []Definition
+		want []Resource
+	}{
+		{"one each, sorted by group and resource", []Definition{def("apps", "v1", "deployments", "Deployment", true, 1), pods},
+			[]Resource{pods.Resource, def("apps", "v1", "deployments", "Deployment", true, 1).Resource}},
+		{"the most clusters win", []Definition{def("", "a1", "pods", "Pod", false, 1), pods, def("", "v2", "pods", "Pod", true, 1)},
+			[]Resource{pods.Resource}},
+		{"a tie: a Kubernetes version first", []Definition{def("", "a1", "pods", "Pod", false, 2), pods}, []Resource{pods.Resource}},
+		{"a tie of Kubernetes versions: the first in order", []Definition{def("", "v2", "pods", "Pod", true, 2), pods}, []Resource{pods.Resource}},
+		{"a tie on version: the kind first in order, then namespaced", []Definition{def("", "v1", "pods", "Pod", false, 2), pods}, []Resource{pods.Resource}},
+		{"none", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, choose(tc.defs))
 		})
 	}
 }

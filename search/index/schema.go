@@ -101,4 +101,17 @@ var migrations = sqldb.Schema{Table: "search_migrations", LockKey: 7316022, Migr
 	`ALTER TABLE search_objects ADD COLUMN size BIGINT NOT NULL DEFAULT 0;
 	UPDATE search_objects SET size = LENGTH(object);
 	CREATE INDEX search_objects_usage ON search_objects (cluster, size);`,
+	// 6: an object's size is what the index keeps for it (storedSize, in
+	// characters here): its JSON, the copies of its columns in its row and
+	// indexes, and the rows of its labels, images and reasons with theirs,
+	// which an agent chooses (migration 5 counted the JSON alone).
+	`UPDATE search_objects SET size = LENGTH(object)
+		+ 160 + 4 * LENGTH(cluster) + 4 * LENGTH(gr) + 3 * LENGTH(uid) + LENGTH(version) + LENGTH(kind) + 2 * LENGTH(namespace) + 3 * LENGTH(name)
+		+ LENGTH(rv) + LENGTH(owner) + LENGTH(phase) + LENGTH(reasons) + LENGTH(ready)
+		+ COALESCE((SELECT SUM(96 + 2 * LENGTH(l.cluster) + 3 * LENGTH(l.gr) + 2 * LENGTH(l.uid) + 3 * LENGTH(l.key) + 2 * LENGTH(l.value))
+			FROM search_labels l WHERE l.cluster = search_objects.cluster AND l.gr = search_objects.gr AND l.uid = search_objects.uid), 0)
+		+ COALESCE((SELECT SUM(96 + 3 * LENGTH(i.cluster) + 3 * LENGTH(i.gr) + 3 * LENGTH(i.uid) + 3 * LENGTH(i.image) + 2 * LENGTH(i.namespace) + 2 * LENGTH(i.name))
+			FROM search_images i WHERE i.cluster = search_objects.cluster AND i.gr = search_objects.gr AND i.uid = search_objects.uid), 0)
+		+ COALESCE((SELECT SUM(96 + 3 * LENGTH(r.cluster) + 3 * LENGTH(r.gr) + 3 * LENGTH(r.uid) + 3 * LENGTH(r.reason) + 2 * LENGTH(r.namespace) + 2 * LENGTH(r.name))
+			FROM search_reasons r WHERE r.cluster = search_objects.cluster AND r.gr = search_objects.gr AND r.uid = search_objects.uid), 0);`,
 }}

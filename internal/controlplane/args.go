@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func (cp *ControlPlane) apiServerArgs() []string {
 		"--allow-privileged=true",
 		// No kubelets and no Service routing on a local control plane.
 		"--endpoint-reconciler-type=none",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(os.Getenv(EnvAPIServerProfiling) == "true"),
 		"--max-requests-inflight=800",
 		"--max-mutating-requests-inflight=400",
 		// The aggregation layer (APIServices such as the hub's

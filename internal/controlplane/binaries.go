@@ -10,6 +10,12 @@ import (
 // etcd, kube-apiserver and kube-controller-manager.
 const EnvBinDir = "FLOTILLA_CONTROLPLANE_DIR"
 
+// EnvAPIServerProfiling set to "true" serves the kube-apiservers' Go profiles
+// (/debug/pprof, to a user allowed that path: an admin), for benchmarks that
+// look into an apiserver's memory. Off otherwise, as the control planes'
+// default.
+const EnvAPIServerProfiling = "FLOTILLA_APISERVER_PROFILING"
+
 // Binaries are the paths of the three control-plane programs, and of the two
 // that nodes need (empty when not built).
 type Binaries struct {

@@ -110,6 +110,10 @@ func (a *Agent) requestCertificate(ctx context.Context, cfg *rest.Config, server
 	if err != nil {
 		return nil, err
 	}
+	watcher, err := kubernetes.NewForConfig(watchConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
 	sec, err := a.loadSecret(ctx)
 	if err != nil {
 		return nil, err
@@ -128,7 +132,7 @@ func (a *Agent) requestCertificate(ctx context.Context, cfg *rest.Config, server
 		return nil, err
 	}
 	a.log.Info("waiting for the certificate", "csr", name)
-	certPEM, err := waitForCertificate(ctx, hub, name)
+	certPEM, err := waitForCertificate(ctx, hub, watcher, name)
 	if err != nil {
 		return nil, err
 	}
@@ -206,9 +210,28 @@ func failed(csr *certificatesv1.CertificateSigningRequest) bool {
 	return false
 }
 
+// csrWatchSeconds is how long one watch of the agent's CSR lasts on the hub
+// before the agent lists it again: minutes, as an informer's watch. A
+// cluster waits for its certificate as long as the hub takes to accept it
+// (minutes, when thousands join at once).
+const csrWatchSeconds = int64(300)
+
+// watchConfig is cfg for long-running watches: no client-side request
+// timeout (cfg's bounds each whole request, a watch included, which then ends
+// after that many seconds however long it was asked to last).
+func watchConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 0
+	return c
+}
+
 // waitForCertificate watches the named CSR until it carries a certificate, is
-// denied or failed, is deleted, or ctx ends.
-func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name string) ([]byte, error) {
+// denied or failed, is deleted, or ctx ends. hub reads it; watcher, a client
+// without a request timeout (watchConfig), watches it for csrWatchSeconds at
+// a time: a watch cut every few seconds by the client's timeout made every
+// waiting agent list and watch its CSR again every few seconds, thousands of
+// them at once on a hub accepting a large fleet.
+func waitForCertificate(ctx context.Context, hub, watcher kubernetes.Interface, name string) ([]byte, error) {
 	csrs := hub.CertificatesV1().CertificateSigningRequests()
 	selector := "metadata.name=" + name
 	for {
@@ -222,7 +245,9 @@ func waitForCertificate(ctx context.Context, hub kubernetes.Interface, name stri
 		if cert, err := csrResult(&list.Items[0]); cert != nil || err != nil {
 			return cert, err
 		}
-		w, err := csrs.Watch(ctx, metav1.ListOptions{FieldSelector: selector, ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+		timeout := csrWatchSeconds
+		w, err := watcher.CertificatesV1().CertificateSigningRequests().Watch(ctx, metav1.ListOptions{FieldSelector: selector,
+			ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 		if err != nil {
 			return nil, describeHubError("watch CSR "+name, err)
 		}

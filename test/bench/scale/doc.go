@@ -38,4 +38,13 @@
 //	FLOTILLA_BENCH_HUB_ARGS         extra `flotilla hub` arguments, space-separated
 //	FLOTILLA_BENCH_HEAP_PROFILE     a file: the hub's heap profile at the end of the steady window
 //	FLOTILLA_BENCH_CPU_PROFILE      a file: the hub's CPU profile over the steady window
+//	FLOTILLA_BENCH_APISERVER_HEAP_PROFILE  a file prefix: the hub kube-apiserver's heap profile (after a
+//	                                GC) at the end of each phase, FILE.join, .works, .replicas,
+//	                                .steady-window, and its metrics (FILE.<phase>.metrics); its
+//	                                profiling is then on (FLOTILLA_APISERVER_PROFILING=true)
+//	FLOTILLA_BENCH_STORED_SAMPLES   a folder: the largest object of each resource the hub apiserver stores, at the end
+//
+// At the end it also logs what the hub apiserver stores beyond a hub without
+// clusters, per resource and per cluster (objects, bytes of JSON as listed),
+// with the apiserver's watch cache capacities.
 package scale

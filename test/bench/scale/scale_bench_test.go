@@ -41,6 +41,7 @@ import (
 
 	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/hub/registration/bootstrap"
+	"flotilla.dev/flotilla/internal/controlplane"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/klusterlet/registration"
@@ -56,6 +57,7 @@ type knobs struct {
 	addonInterval              time.Duration
 	hubArgs                    []string
 	heapProfile, cpuProfile    string
+	apiHeapProfile             string
 }
 
 func readKnobs(b *testing.B) knobs {
@@ -69,6 +71,7 @@ func readKnobs(b *testing.B) knobs {
 		hubArgs:        strings.Fields(os.Getenv("FLOTILLA_BENCH_HUB_ARGS")),
 		heapProfile:    os.Getenv("FLOTILLA_BENCH_HEAP_PROFILE"),
 		cpuProfile:     os.Getenv("FLOTILLA_BENCH_CPU_PROFILE"),
+		apiHeapProfile: os.Getenv("FLOTILLA_BENCH_APISERVER_HEAP_PROFILE"),
 	}
 	return k
 }
@@ -105,6 +108,9 @@ func runFleet(b *testing.B, k knobs) {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if k.apiHeapProfile != "" {
+		b.Setenv(controlplane.EnvAPIServerProfiling, "true")
+	}
 	env := testenv.Start(b, testenv.Options{Clusters: k.spokes})
 	tok, err := bootstrap.Init(ctx, bootstrap.Options{Config: env.Hub.Config, TokenTTL: 6 * time.Hour})
 	must(b, err)
@@ -124,8 +130,28 @@ func runFleet(b *testing.B, k knobs) {
 	pid := benchutil.StartHub(b, ctx, env, args...)
 	benchutil.WaitHub(b, ctx, env)
 	hubPIDs := env.Hub.PIDs()
+	// What the hub apiserver holds before any cluster: subtracted at the end.
+	storedBase, err := benchutil.ReadStored(ctx, admin)
+	must(b, err)
 
 	fleet := watchFleet(ctx, b, admin)
+	apiPID := hubPIDs["kube-apiserver"]
+	apiPhase := func(phase string) { // the hub apiserver's RSS and peak so far, and its Go heap, at the end of each phase
+		rss, hwm := benchutil.Memory(apiPID)
+		m, err := benchutil.PlainMetrics(ctx, admin, "go_memstats_heap_alloc_bytes", "go_memstats_heap_inuse_bytes",
+			"go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes", "go_memstats_stack_inuse_bytes", "go_goroutines")
+		if err != nil {
+			b.Logf("hub apiserver metrics: %v", err)
+		}
+		mib := func(k string) float64 { return m[k] / (1 << 20) }
+		if k.apiHeapProfile != "" && phase != "start" {
+			saveAPIServerHeap(b, ctx, admin, k.apiHeapProfile+"."+strings.ReplaceAll(phase, " ", "-"))
+		}
+		fmt.Printf("hub kube-apiserver after %s: RSS %.0f MiB, peak %.0f MiB; Go heap alloc %.0f MiB, in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, %.0f goroutines\n",
+			phase, rss, hwm, mib("go_memstats_heap_alloc_bytes"), mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_heap_idle_bytes"),
+			mib("go_memstats_heap_released_bytes"), mib("go_memstats_stack_inuse_bytes"), m["go_goroutines"])
+	}
+	apiPhase("start")
 	peak := samplePeak(ctx, pid)
 
 	// The managed side: each cluster's agent namespace and ClusterClaims on
@@ -192,6 +218,7 @@ func runFleet(b *testing.B, k knobs) {
 	b.Logf("%d clusters: all Joined after %s, all Available after %s (p50 Joined %s, p99 %s); hub CPU %s",
 		k.clusters, allJoined.Round(time.Millisecond), allAvailable.Round(time.Millisecond),
 		fleet.percentile(joined, start, 50), fleet.percentile(joined, start, 99), (benchutil.CPU(pid) - cpu0).Round(time.Millisecond))
+	apiPhase("join")
 
 	// Work: one ManifestWork per cluster, until every one is Applied.
 	workStart := time.Now()
@@ -201,6 +228,7 @@ func runFleet(b *testing.B, k knobs) {
 		func() string { return fmt.Sprintf("%d of %d works Applied", appliedWorks(ctx, c), k.clusters) })
 	worksApplied := time.Since(workStart)
 	b.Logf("%d works: created in %s, all Applied after %s", k.clusters, worksCreated.Round(time.Millisecond), worksApplied.Round(time.Millisecond))
+	apiPhase("works")
 
 	// Governance: the policies on every cluster, until every root lists every
 	// cluster (written after its replicas) and every replica is there.
@@ -213,6 +241,7 @@ func runFleet(b *testing.B, k knobs) {
 	propagated := time.Since(policyStart)
 	replicas := countReplicas(ctx, c)
 	b.Logf("%d policies: %d replicas after %s (%.0f replicas/s)", k.policies, replicas, propagated.Round(time.Millisecond), float64(replicas)/propagated.Seconds())
+	apiPhase("replicas")
 	b.StopTimer()
 	settleCPU := benchutil.CPU(pid) - cpu0
 
@@ -260,6 +289,9 @@ func runFleet(b *testing.B, k knobs) {
 		spokeAPI += r
 	}
 	self, _ := benchutil.Memory(os.Getpid())
+	apiPhase("steady window")
+	fmt.Printf("hub apiserver: %d established client connections\n", connectionsTo(env.Hub.Ports.APIServer))
+	logStored(b, ctx, admin, storedBase, k.clusters)
 	if k.heapProfile != "" {
 		saveProfile(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", k.heapProfile)
 	}
@@ -304,6 +336,82 @@ func runFleet(b *testing.B, k knobs) {
 		"benchmark process (agents) RSS %.0f MiB, heap %.0f MiB, %d goroutines; load %s",
 		k.steady, steadyCores, steadyRSS, hubPeak, apiRSS, etcdRSS, spokeAPI, leaseRate, reqRate, flaps,
 		self, float64(ms.HeapInuse)/(1<<20), runtime.NumGoroutine(), loadavg())
+}
+
+// logStored logs what the hub apiserver holds beyond base (before any
+// cluster), per resource and per cluster, with its watch caches' capacities
+// and its own count of stored objects.
+func logStored(b *testing.B, ctx context.Context, cfg *rest.Config, base benchutil.Stored, clusters int) {
+	stored, err := benchutil.ReadStored(ctx, cfg)
+	if err != nil {
+		b.Errorf("read what the hub apiserver stores: %v", err)
+		return
+	}
+	if dir := os.Getenv("FLOTILLA_BENCH_STORED_SAMPLES"); dir != "" {
+		if err := stored.WriteLargest(dir); err != nil {
+			b.Errorf("write the largest stored objects: %v", err)
+		}
+	}
+	capacity, err := benchutil.ResourceMetric(ctx, cfg, "watch_cache_capacity")
+	if err != nil {
+		b.Logf("watch cache capacities: %v", err)
+	}
+	// To stdout: a benchmark's log keeps only its first lines.
+	fmt.Printf("hub apiserver, stored beyond a hub without clusters, JSON as listed (wcache: watch cache capacity, events):\n%s",
+		stored.Minus(base).Table(clusters, capacity))
+	if watches, err := benchutil.ResourceMetric(ctx, cfg, "apiserver_longrunning_requests"); err == nil {
+		fmt.Printf("hub apiserver long-running requests (watches) by resource: %v\n", watches)
+	}
+	if objects, err := benchutil.ResourceMetric(ctx, cfg, "apiserver_storage_objects"); err == nil {
+		var total float64
+		for _, v := range objects {
+			total += v
+		}
+		fmt.Printf("hub apiserver_storage_objects: %.0f in all\n", total)
+	}
+	b.ReportMetric(float64(stored.Minus(base).Total().Bytes)/float64(clusters), "stored-bytes/cluster")
+	b.ReportMetric(float64(stored.Minus(base).Total().Objects)/float64(clusters), "stored-objects/cluster")
+}
+
+// saveAPIServerHeap writes the hub kube-apiserver's heap profile (after a
+// GC) to file.
+func saveAPIServerHeap(b *testing.B, ctx context.Context, cfg *rest.Config, file string) {
+	raw, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx)
+	if err != nil {
+		b.Errorf("hub apiserver heap profile: %v", err)
+		return
+	}
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		b.Errorf("hub apiserver heap profile: %v", err)
+		return
+	}
+	b.Logf("hub apiserver heap profile in %s (go tool pprof -top %s)", file, file)
+	if m, err := benchutil.RawMetrics(ctx, cfg); err == nil {
+		_ = os.WriteFile(file+".metrics", m, 0o644)
+	}
+}
+
+// connectionsTo counts the established TCP connections to local port (the
+// server's side of each, from /proc/net/tcp and tcp6).
+func connectionsTo(port int) int {
+	n := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "01" { // 01: ESTABLISHED
+				continue
+			}
+			_, hexPort, _ := strings.Cut(fs[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); err == nil && int(p) == port {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // claimsFor is cluster i's ClusterClaims (reserved and custom).

@@ -309,8 +309,18 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 		ns, count, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), res.cpu, res.peakRSS)
 
 	stop()
-	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)))
-	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.PlacementDecision{}, client.InNamespace(ns)))
+	// Deleting 10,000 objects in one call can fail on a loaded apiserver (a
+	// stream reset): what is left is deleted on the next try.
+	for _, obj := range []client.Object{&clusterv1beta1.Placement{}, &clusterv1beta1.PlacementDecision{}} {
+		var err error
+		for try := 0; try < 5; try++ {
+			if err = c.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err == nil {
+				break
+			}
+			b.Logf("%s: delete all %T: %v (retrying)", ns, obj, err)
+		}
+		must(b, err)
+	}
 	return res
 }
 

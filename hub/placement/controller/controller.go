@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/client-go/tools/events"
@@ -35,6 +36,7 @@ type Reconciler struct {
 	registry *scheduling.Registry
 	now      func() time.Time
 	infos    *infoCache
+	fleet    *fleet
 	counts   *countCache
 	// recorder reports status messages that were cut to fit.
 	recorder events.EventRecorder
@@ -55,8 +57,15 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), counts: &countCache{},
+	r := &Reconciler{Client: mgr.GetClient(), registry: opts.Registry, now: opts.Now, infos: newInfoCache(), fleet: &fleet{}, counts: &countCache{},
 		recorder: mgr.GetEventRecorder("placement"), scores: &scoreWrites{}, statuses: &statusWrites{}}
+	ctx := context.Background()
+	if err := r.fleet.watch(ctx, mgr.GetCache()); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &clusterv1beta1.PlacementDecision{}, decisionsOfPlacement, placementOfDecision); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("placement").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.Workers}).
@@ -64,7 +73,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&clusterv1beta1.PlacementDecision{}, builder.WithPredicates(onlyDeletes())).
 		Watches(&clusterv1.ManagedCluster{}, r.clusterHandler(), builder.WithPredicates(schedulingFieldsChanged())).
-		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.allPlacements),
+		Watches(&clusterv1beta2.ManagedClusterSet{}, handler.EnqueueRequestsFromMapFunc(r.setChanged),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&clusterv1beta2.ManagedClusterSetBinding{}, handler.EnqueueRequestsFromMapFunc(r.placementsInNamespace)).
 		Watches(&clusterv1alpha1.AddOnPlacementScore{}, handler.EnqueueRequestsFromMapFunc(r.placementsUsingAddOnScores)).

@@ -16,10 +16,23 @@ import (
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }
 
-// currentDecisions lists the PlacementDecisions of p, from the cache.
+// decisionsOfPlacement indexes PlacementDecisions by their placement label:
+// finding one placement's decisions then does not walk every decision of its
+// namespace (10,000 placements in one namespace: 10,000 per pass).
+const decisionsOfPlacement = "flotilla.placementLabel"
+
+func placementOfDecision(o client.Object) []string {
+	if p, ok := o.GetLabels()[clusterv1beta1.PlacementLabel]; ok {
+		return []string{p}
+	}
+	return nil
+}
+
+// currentDecisions lists the PlacementDecisions of p (labelled with its name),
+// from the cache.
 func (r *Reconciler) currentDecisions(ctx context.Context, p *clusterv1beta1.Placement) ([]clusterv1beta1.PlacementDecision, error) {
 	var list clusterv1beta1.PlacementDecisionList
-	err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingLabels{clusterv1beta1.PlacementLabel: p.Name})
+	err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.MatchingFields{decisionsOfPlacement: p.Name})
 	return list.Items, err
 }
 

@@ -16,30 +16,19 @@ import (
 	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
 )
 
-// snapshot reads everything scheduling p needs from the caches. Objects are listed
-// without deep copies: the scheduler only reads them.
+// snapshot reads everything scheduling p needs from the caches (the fleet's
+// part shared between passes, see fleet). Objects are listed without deep
+// copies: the scheduler only reads them.
 func (r *Reconciler) snapshot(ctx context.Context, p *clusterv1beta1.Placement, current []clusterv1beta1.PlacementDecision) (*scheduling.Snapshot, error) {
-	noCopy := client.UnsafeDisableDeepCopy
-	var clusters clusterv1.ManagedClusterList
-	if err := r.List(ctx, &clusters, noCopy); err != nil {
-		return nil, err
-	}
-	var scores clusterv1alpha1.AddOnPlacementScoreList
-	if err := r.List(ctx, &scores, noCopy); err != nil {
-		return nil, err
-	}
-	var sets clusterv1beta2.ManagedClusterSetList
-	if err := r.List(ctx, &sets, noCopy); err != nil {
+	clusters, sets, members, err := r.fleet.get(ctx, r.Client, r.infos)
+	if err != nil {
 		return nil, err
 	}
 	var bindings clusterv1beta2.ManagedClusterSetBindingList
-	if err := r.List(ctx, &bindings, client.InNamespace(p.Namespace), noCopy); err != nil {
+	if err := r.List(ctx, &bindings, client.InNamespace(p.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	snap := &scheduling.Snapshot{Now: r.now(), Clusters: r.infos.get(clusters.Items, scores.Items)}
-	for i := range sets.Items {
-		snap.ClusterSets = append(snap.ClusterSets, &sets.Items[i])
-	}
+	snap := &scheduling.Snapshot{Now: r.now(), Clusters: clusters, ClusterSets: sets, Members: members}
 	for i := range bindings.Items {
 		snap.Bindings = append(snap.Bindings, &bindings.Items[i])
 	}

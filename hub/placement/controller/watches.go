@@ -24,6 +24,7 @@ import (
 // thousands of placements.
 func (r *Reconciler) clusterHandler() handler.EventHandler {
 	enqueue := func(ctx context.Context, old, new client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		r.fleet.changed() // before any pass this event starts lists the fleet
 		o, _ := old.(*clusterv1.ManagedCluster)
 		n, _ := new.(*clusterv1.ManagedCluster)
 		setKeys, err := r.labelSetKeys(ctx)
@@ -123,7 +124,14 @@ func (r *Reconciler) placementsInNamespace(ctx context.Context, o client.Object)
 	return requests(r.placements(ctx, client.InNamespace(o.GetNamespace())), nil)
 }
 
+// setChanged enqueues every placement for a cluster set's change.
+func (r *Reconciler) setChanged(ctx context.Context, o client.Object) []reconcile.Request {
+	r.fleet.changed()
+	return r.allPlacements(ctx, o)
+}
+
 func (r *Reconciler) placementsUsingAddOnScores(ctx context.Context, _ client.Object) []reconcile.Request {
+	r.fleet.changed()
 	return requests(r.placements(ctx), func(p *clusterv1beta1.Placement) bool {
 		for _, c := range p.Spec.PrioritizerPolicy.Configurations {
 			if c.ScoreCoordinate != nil && c.ScoreCoordinate.Type == clusterv1beta1.ScoreCoordinateTypeAddOn {

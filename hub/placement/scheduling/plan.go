@@ -206,21 +206,25 @@ func all(fs []framework.FilterPlugin, c *framework.ClusterInfo) *framework.Statu
 	return ok
 }
 
-// score returns the final score per cluster: sum of weight x normalised score.
-func (pl *plan) score(cs []*framework.ClusterInfo, res *Result) map[string]int64 {
-	total := make(map[string]int64, len(cs))
+// score returns the final score of each cluster (out[i] is cs[i]'s): the sum of
+// weight x normalised score.
+func (pl *plan) score(cs []*framework.ClusterInfo, res *Result) []int64 {
+	total := make([]int64, len(cs))
+	if len(pl.scorers) == 0 {
+		return total
+	}
+	raw := make([]int64, len(cs))
 	for _, w := range pl.scorers {
-		raw := make(map[string]int64, len(cs))
-		for _, c := range cs {
+		for i, c := range cs {
 			v, st := w.plugin.Score(c)
 			if st != nil {
 				res.requeue(st.RequeueAfter)
 			}
-			raw[c.Name()] = v
+			raw[i] = v
 		}
 		w.plugin.NormalizeScore(raw)
-		for name, v := range raw {
-			total[name] += w.weight * v
+		for i, v := range raw {
+			total[i] += w.weight * v
 		}
 	}
 	return total

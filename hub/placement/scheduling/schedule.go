@@ -1,17 +1,20 @@
 package scheduling
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"flotilla.dev/flotilla/hub/clusterset/membership"
 	"flotilla.dev/flotilla/hub/placement/scheduling/framework"
 	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/balance"
 	"flotilla.dev/flotilla/hub/placement/scheduling/plugins/tainttoleration"
-	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // ReasonNotAccepted counts, in a NoManagedClusterMatched message, the eligible
@@ -50,7 +53,7 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 	var feasible []*framework.ClusterInfo
 	rejected := map[string]int{} // reason -> clusters, for the message
 	for _, c := range eligible {
-		if !ocm.Accepted(c.Cluster) {
+		if !c.Accepted() {
 			rejected[ReasonNotAccepted]++
 			continue
 		}
@@ -73,21 +76,11 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 	}
 
 	// 4. Score and rank: untolerated PreferNoSelect last, then score, then name.
-	scores := plan.score(feasible, res)
-	prefer := make(map[string]bool, len(feasible))
-	for _, c := range feasible {
-		prefer[c.Name()] = tainttoleration.Prefer(p.Spec.Tolerations, c.Cluster, snap.Now)
+	ranked := rank(feasible, plan.score(feasible, res), p.Spec.Tolerations, snap.Now)
+	feasible = feasible[:0]
+	for _, r := range ranked {
+		feasible = append(feasible, r.info)
 	}
-	sort.SliceStable(feasible, func(i, j int) bool {
-		a, b := feasible[i].Name(), feasible[j].Name()
-		if prefer[a] != prefer[b] {
-			return prefer[a]
-		}
-		if scores[a] != scores[b] {
-			return scores[a] > scores[b]
-		}
-		return a < b
-	})
 
 	// 5. Select.
 	n := -1
@@ -104,8 +97,9 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 	}
 
 	// 6. Order the output.
+	score := scoreOf(ranked, chosen)
 	for _, c := range chosen {
-		res.Decisions = append(res.Decisions, Decision{ClusterName: c.Name(), Score: scores[c.Name()]})
+		res.Decisions = append(res.Decisions, Decision{ClusterName: c.Name(), Score: score(c)})
 	}
 	sortDecisions(res.Decisions, p.Spec.SortBy)
 
@@ -113,8 +107,60 @@ func (r *Registry) Schedule(snap *Snapshot, p *clusterv1beta1.Placement) *Result
 	res.Satisfied, res.Reason, res.Message = satisfied(p, len(res.Decisions), len(feasible))
 
 	// 8. Decision groups.
-	res.Groups = plan.group(res.Decisions, feasibleByName(feasible))
+	res.Groups = plan.group(res.Decisions, feasibleByName(chosen))
 	return res
+}
+
+// ranked is one feasible cluster with what orders it.
+type ranked struct {
+	info *framework.ClusterInfo
+	// prefer is false for a cluster with an untolerated PreferNoSelect taint.
+	prefer bool
+	score  int64
+}
+
+// rank orders the feasible clusters (scores[i] is feasible[i]'s): clusters
+// without an untolerated PreferNoSelect taint first, then by score, highest
+// first, then by name. Cluster names are unique, so the order is total.
+func rank(feasible []*framework.ClusterInfo, scores []int64, tolerations []clusterv1beta1.Toleration, now time.Time) []ranked {
+	out := make([]ranked, len(feasible))
+	for i, c := range feasible {
+		out[i] = ranked{info: c, prefer: tainttoleration.Prefer(tolerations, c.Cluster, now), score: scores[i]}
+	}
+	slices.SortFunc(out, func(a, b ranked) int {
+		switch {
+		case a.prefer != b.prefer:
+			if a.prefer {
+				return -1
+			}
+			return 1
+		case a.score != b.score:
+			return cmp.Compare(b.score, a.score)
+		}
+		return strings.Compare(a.info.Name(), b.info.Name())
+	})
+	return out
+}
+
+// scoreOf returns the lookup of a chosen cluster's score. Without a spread
+// selector the chosen clusters are the first ranked ones, in order.
+func scoreOf(r []ranked, chosen []*framework.ClusterInfo) func(*framework.ClusterInfo) int64 {
+	prefix := len(chosen) <= len(r)
+	for i := 0; prefix && i < len(chosen); i++ {
+		prefix = r[i].info == chosen[i]
+	}
+	if prefix {
+		at := make(map[*framework.ClusterInfo]int64, len(chosen))
+		for i := range chosen {
+			at[r[i].info] = r[i].score
+		}
+		return func(c *framework.ClusterInfo) int64 { return at[c] }
+	}
+	at := make(map[*framework.ClusterInfo]int64, len(r))
+	for _, x := range r {
+		at[x.info] = x.score
+	}
+	return func(c *framework.ClusterInfo) int64 { return at[c] }
 }
 
 func satisfied(p *clusterv1beta1.Placement, selected, feasible int) (bool, string, string) {
@@ -172,21 +218,25 @@ func eligible(snap *Snapshot, p *clusterv1beta1.Placement) ([]*framework.Cluster
 		bound = both
 	}
 	sort.Strings(bound)
-	member := map[string]bool{}
-	for _, name := range bound {
-		sel, err := membership.Selector(snap.ClusterSets[sets[name]])
-		if err != nil {
-			continue // a broken set selects nothing; the set's own status says why
+	var positions []int // of the members in snap.Clusters, ascending
+	if len(bound) == 1 {
+		positions = membersOf(snap, sets, bound[0])
+	} else {
+		member := make([]bool, len(snap.Clusters))
+		for _, name := range bound {
+			for _, i := range membersOf(snap, sets, name) {
+				member[i] = true
+			}
 		}
-		for _, c := range snap.Clusters {
-			if !member[c.Name()] && sel.Matches(labelsOf(c)) {
-				member[c.Name()] = true
+		for i, m := range member {
+			if m {
+				positions = append(positions, i)
 			}
 		}
 	}
-	var out []*framework.ClusterInfo
-	for _, c := range snap.Clusters {
-		if member[c.Name()] && c.Cluster.DeletionTimestamp == nil {
+	out := make([]*framework.ClusterInfo, 0, len(positions))
+	for _, i := range positions {
+		if c := snap.Clusters[i]; c.Cluster.DeletionTimestamp == nil {
 			out = append(out, c)
 		}
 	}
@@ -194,6 +244,42 @@ func eligible(snap *Snapshot, p *clusterv1beta1.Placement) ([]*framework.Cluster
 		return nil, ReasonAllManagedClusterSetsEmpty, fmt.Sprintf("The ManagedClusterSets %s have no ManagedClusters", strings.Join(bound, ", "))
 	}
 	return out, "", ""
+}
+
+// membersOf returns the positions in snap.Clusters of the members of the set
+// named name (sets: its position in snap.ClusterSets), from snap.Members when
+// it holds the set.
+func membersOf(snap *Snapshot, sets map[string]int, name string) []int {
+	if m, ok := snap.Members[name]; ok {
+		return m
+	}
+	return setMembers(snap.Clusters, snap.ClusterSets[sets[name]])
+}
+
+// SetMembers returns, per ManagedClusterSet name, the positions in clusters of
+// the set's members, ascending (a set whose selector is broken has none: its
+// own status says why). A controller that schedules many placements on the
+// same clusters and sets computes it once for all of them (Snapshot.Members).
+func SetMembers(clusters []*framework.ClusterInfo, sets []*clusterv1beta2.ManagedClusterSet) map[string][]int {
+	out := make(map[string][]int, len(sets))
+	for _, s := range sets {
+		out[s.Name] = setMembers(clusters, s)
+	}
+	return out
+}
+
+func setMembers(clusters []*framework.ClusterInfo, set *clusterv1beta2.ManagedClusterSet) []int {
+	sel, err := membership.Selector(set)
+	if err != nil {
+		return []int{}
+	}
+	out := []int{}
+	for i, c := range clusters {
+		if sel.Matches(labelsOf(c)) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // NeedsDecisionCounts reports whether scheduling p reads Snapshot.DecisionCounts

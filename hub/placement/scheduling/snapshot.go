@@ -18,6 +18,10 @@ type Snapshot struct {
 	Clusters []*framework.ClusterInfo
 	// ClusterSets are all ManagedClusterSets.
 	ClusterSets []*clusterv1beta2.ManagedClusterSet
+	// Members, when set, holds SetMembers(Clusters, ClusterSets), computed once
+	// for the passes that share these clusters and sets; a set it does not hold
+	// is computed in the pass.
+	Members map[string][]int
 	// Bindings are the ManagedClusterSetBindings in the Placement's namespace.
 	Bindings []*clusterv1beta2.ManagedClusterSetBinding
 	// Decided are the clusters in the Placement's current PlacementDecisions.

@@ -5,10 +5,13 @@ package compare
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/test/bench/benchutil"
 	"flotilla.dev/flotilla/test/testenv"
@@ -61,8 +65,12 @@ func placementWorkload(b *testing.B, upstream string, count int) []row {
 		start func(ns string) (pid int, stop func())
 	}{
 		{"flotilla", func(string) (int, func()) {
-			return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), append([]string{"hub", "--kubeconfig", env.Hub.KubeconfigPath,
-				"--compliance-db", "off", "--remove-webhooks-on-stop"}, limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)...)
+			args := append([]string{"hub", "--kubeconfig", env.Hub.KubeconfigPath,
+				"--compliance-db", "off", "--remove-webhooks-on-stop"}, limitArgs(b, "--kube-api-qps", "--kube-api-burst")...)
+			if hubProfile.file != "" {
+				args = append(args, "--pprof-bind-address", hubProfile.addr)
+			}
+			return startProcess(b, ctx, "flotilla-hub", benchutil.Flotilla(b), args...)
 		}},
 		{"upstream", func(string) (int, func()) {
 			ensureNamespace(b, ctx, c, "open-cluster-management-hub")
@@ -85,6 +93,70 @@ func placementWorkload(b *testing.B, upstream string, count int) []row {
 	}
 }
 
+// hubProfile is FLOTILLA_COMPARE_HUB_PROFILE: when set to a file name, the
+// hub serves Go's profiles on a local port and the first
+// FLOTILLA_COMPARE_HUB_PROFILE_SECONDS (default 30) of Flotilla's placement
+// window are profiled into the file (go tool pprof FILE). Profiling costs the
+// hub a little CPU: a profiled run's figures are not the ones to report.
+var hubProfile = newProfileKnob()
+
+type profileKnob struct {
+	file, addr string
+	seconds    int
+}
+
+func newProfileKnob() profileKnob {
+	p := profileKnob{file: os.Getenv("FLOTILLA_COMPARE_HUB_PROFILE"), seconds: 30}
+	if s, err := strconv.Atoi(os.Getenv("FLOTILLA_COMPARE_HUB_PROFILE_SECONDS")); err == nil && s > 0 {
+		p.seconds = s
+	}
+	if p.file != "" {
+		if l, err := net.Listen("tcp", "127.0.0.1:0"); err == nil {
+			p.addr = l.Addr().String()
+			l.Close()
+		}
+	}
+	return p
+}
+
+// take starts a CPU profile of the hub when the knob is set; the returned
+// function waits for it and writes it to the file (a failure is logged, the
+// run goes on).
+func (p profileKnob) take(b *testing.B, ctx context.Context) func() {
+	if p.file == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.addr, p.seconds)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			b.Logf("hub profile: %v", err)
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Logf("hub profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		if err == nil {
+			err = os.WriteFile(p.file, body, 0o644)
+		}
+		if err != nil {
+			b.Logf("hub profile: %v", err)
+			return
+		}
+		b.Logf("hub CPU profile of %d s written to %s", p.seconds, p.file)
+	}()
+	return func() { <-done }
+}
+
 type placementResult struct {
 	elapsed, cpu time.Duration
 	peakRSS      float64 // MiB, VmHWM of the controller process over its whole life
@@ -98,7 +170,12 @@ func fillFleet(b *testing.B, ctx context.Context, c client.Client) {
 	benchutil.Parallel(b, placementClusters, func(i int) error {
 		name := fmt.Sprintf("cluster-%04d", i)
 		mc := &clusterv1.ManagedCluster{ObjectMeta: metav1.ObjectMeta{Name: name,
-			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true}}
+			Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "bench"}}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: true,
+			// No agent renews a lease: a long lease keeps a hub from tainting
+			// every cluster unreachable (and every placement re-scheduled)
+			// in the middle of a run, which only the side running first
+			// would see.
+			LeaseDurationSeconds: 3600}}
 		if err := c.Create(ctx, mc); err != nil {
 			return err
 		}
@@ -109,7 +186,10 @@ func fillFleet(b *testing.B, ctx context.Context, c client.Client) {
 		if err := c.Status().Update(ctx, mc); err != nil {
 			return err
 		}
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		// The cluster's namespace as a hub makes it (Flotilla's hub refuses a
+		// cluster whose namespace it did not make: HubAccepted=False).
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels: map[string]string{ocm.ClusterNameLabel: name}}}); err != nil {
 			return err
 		}
 		sc := &clusterv1alpha1.AddOnPlacementScore{ObjectMeta: metav1.ObjectMeta{Name: scoreName, Namespace: name}}
@@ -173,9 +253,34 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 		b.Fatalf("%s: the controller (pid %d) did not decide a first placement within 3 minutes: %v", ns, pid, err)
 	}
 
+	// Each side's start-up work on the fleet (Flotilla's hub: acceptance
+	// and its other controllers' first pass over 1,000 clusters) is not the
+	// placements' work: the clock starts once the process is idle.
+	settled := time.Now()
+	cpuProbe := benchutil.CPU(pid)
+	idle := func() bool {
+		c0 := benchutil.CPU(pid)
+		select {
+		case <-ctx.Done():
+			return true
+		case <-time.After(2 * time.Second):
+		}
+		return benchutil.CPU(pid)-c0 < 100*time.Millisecond // under 5% of a core
+	}
+	for time.Since(settled) < 3*time.Minute {
+		if idle() {
+			break
+		}
+	}
 	b.StartTimer()
 	cpu0 := benchutil.CPU(pid)
+	b.Logf("%s: the controller used %s CPU from its start to the probe decided, then %s more in %s until idle",
+		ns, cpuProbe, cpu0-cpuProbe, time.Since(settled).Round(time.Second))
 	begin := time.Now()
+	profiled := func() {}
+	if ns == "cmp-flotilla" {
+		profiled = hubProfile.take(b, ctx)
+	}
 	benchutil.Parallel(b, count, func(i int) error { return c.Create(ctx, benchPlacement(ns, i)) })
 	created := time.Since(begin)
 	last := time.Now()
@@ -199,12 +304,23 @@ func placementRun(b *testing.B, ctx context.Context, c client.Client, cfg *rest.
 	}
 	res := placementResult{elapsed: elapsed, cpu: benchutil.CPU(pid) - cpu0}
 	_, res.peakRSS = benchutil.Memory(pid)
+	profiled()
 	b.Logf("%s: %d placements created in %s, all decided after %s; controller CPU %s, peak RSS %.0f MiB",
 		ns, count, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), res.cpu, res.peakRSS)
 
 	stop()
-	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.Placement{}, client.InNamespace(ns)))
-	must(b, c.DeleteAllOf(ctx, &clusterv1beta1.PlacementDecision{}, client.InNamespace(ns)))
+	// Deleting 10,000 objects in one call can fail on a loaded apiserver (a
+	// stream reset): what is left is deleted on the next try.
+	for _, obj := range []client.Object{&clusterv1beta1.Placement{}, &clusterv1beta1.PlacementDecision{}} {
+		var err error
+		for try := 0; try < 5; try++ {
+			if err = c.DeleteAllOf(ctx, obj, client.InNamespace(ns)); err == nil {
+				break
+			}
+			b.Logf("%s: delete all %T: %v (retrying)", ns, obj, err)
+		}
+		must(b, err)
+	}
 	return res
 }
 

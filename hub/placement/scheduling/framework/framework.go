@@ -8,6 +8,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"flotilla.dev/flotilla/internal/ocm"
 )
 
 // Code separates "this cluster does not fit" from "the configuration is broken".
@@ -53,6 +55,9 @@ type ClusterInfo struct {
 
 	celOnce  sync.Once
 	celValue map[string]any
+
+	acceptedOnce sync.Once
+	accepted     bool
 }
 
 // AddOnScore is one addon-provided score and when it stops being valid.
@@ -70,6 +75,13 @@ func (c *ClusterInfo) Name() string { return c.Cluster.Name }
 func (c *ClusterInfo) CELValue(convert func(*clusterv1.ManagedCluster) map[string]any) map[string]any {
 	c.celOnce.Do(func() { c.celValue = convert(c.Cluster) })
 	return c.celValue
+}
+
+// Accepted reports (and caches) ocm.Accepted for the cluster: the hub accepts it.
+// Safe for concurrent use, like CELValue.
+func (c *ClusterInfo) Accepted() bool {
+	c.acceptedOnce.Do(func() { c.accepted = ocm.Accepted(c.Cluster) })
+	return c.accepted
 }
 
 // NewClusterInfo derives the lookups for cluster from its status and the
@@ -116,11 +128,13 @@ type FilterPlugin interface {
 }
 
 // ScorePlugin ranks feasible clusters. Score returns a raw score; NormalizeScore then
-// maps all raw scores (cluster name -> score) into [MinScore, MaxScore] in place.
+// maps all raw scores (one per feasible cluster, in the order they were scored) into
+// [MinScore, MaxScore] in place. A normalisation looks at the values only: which
+// cluster holds which value does not change it.
 type ScorePlugin interface {
 	Name() string
 	Score(c *ClusterInfo) (int64, *Status)
-	NormalizeScore(scores map[string]int64) *Status
+	NormalizeScore(scores []int64) *Status
 }
 
 // Score bounds every prioritizer's normalised score lies in.
@@ -141,7 +155,7 @@ type ScoreFactory func(h *Handle, coord clusterv1beta1.ScoreCoordinate) (ScorePl
 
 // ScaleLinear maps scores from [min,max] onto [MinScore,MaxScore]; when all scores
 // are equal they all get MaxScore. Shared by prioritizers that rank by a quantity.
-func ScaleLinear(scores map[string]int64) {
+func ScaleLinear(scores []int64) {
 	if len(scores) == 0 {
 		return
 	}

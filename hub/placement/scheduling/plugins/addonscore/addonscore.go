@@ -49,6 +49,6 @@ func (p *Plugin) Score(c *framework.ClusterInfo) (int64, *framework.Status) {
 }
 
 // NormalizeScore leaves the scores: addons already publish them in range.
-func (p *Plugin) NormalizeScore(map[string]int64) *framework.Status { return nil }
+func (p *Plugin) NormalizeScore([]int64) *framework.Status { return nil }
 
 func clamp(v int64) int64 { return min(max(v, framework.MinScore), framework.MaxScore) }

@@ -32,7 +32,7 @@ func (p *Plugin) Score(c *framework.ClusterInfo) (int64, *framework.Status) {
 
 // NormalizeScore maps 0 decisions to 100 and the busiest cluster to -100; every
 // result stays within [MinScore, MaxScore] whatever the raw scores.
-func (p *Plugin) NormalizeScore(scores map[string]int64) *framework.Status {
+func (p *Plugin) NormalizeScore(scores []int64) *framework.Status {
 	var highest int64
 	for _, v := range scores {
 		highest = max(highest, v)

@@ -13,9 +13,9 @@ import (
 func TestBalance(t *testing.T) {
 	t.Run("NormalizeScore clamps raw scores it did not produce", func(t *testing.T) {
 		p, _ := New(&framework.Handle{}, clusterv1beta1.ScoreCoordinate{})
-		got := map[string]int64{"a": -5, "b": 10, "c": 0}
+		got := []int64{-5, 10, 0}
 		p.NormalizeScore(got)
-		assert.Equal(t, map[string]int64{"a": 100, "b": -100, "c": 100}, got)
+		assert.Equal(t, []int64{100, -100, 100}, got)
 	})
 	tests := []struct {
 		name   string
@@ -32,11 +32,16 @@ func TestBalance(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := New(&framework.Handle{DecisionCounts: tc.counts}, clusterv1beta1.ScoreCoordinate{})
-			got := map[string]int64{}
-			for _, n := range []string{"a", "b", "c"} {
-				got[n], _ = p.Score(framework.NewClusterInfo(st.Cluster(n).Obj(), nil))
+			names := []string{"a", "b", "c"}
+			scores := make([]int64, len(names))
+			for i, n := range names {
+				scores[i], _ = p.Score(framework.NewClusterInfo(st.Cluster(n).Obj(), nil))
 			}
-			p.NormalizeScore(got)
+			p.NormalizeScore(scores)
+			got := map[string]int64{}
+			for i, n := range names {
+				got[n] = scores[i]
+			}
 			assert.Equal(t, tc.want, got)
 			for n, v := range got {
 				assert.True(t, v >= framework.MinScore && v <= framework.MaxScore, "%s: %d out of [-100,100]", n, v)

@@ -49,7 +49,7 @@ func (p *Plugin) Score(c *framework.ClusterInfo) (int64, *framework.Status) {
 	return q.Value(), nil
 }
 
-func (p *Plugin) NormalizeScore(scores map[string]int64) *framework.Status {
+func (p *Plugin) NormalizeScore(scores []int64) *framework.Status {
 	framework.ScaleLinear(scores)
 	return nil
 }

@@ -31,11 +31,15 @@ func TestResourceAllocatable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.new()
-			got := map[string]int64{}
-			for _, c := range clusters {
-				got[c.Name], _ = p.Score(framework.NewClusterInfo(c, nil))
+			scores := make([]int64, len(clusters))
+			for i, c := range clusters {
+				scores[i], _ = p.Score(framework.NewClusterInfo(c, nil))
 			}
-			p.NormalizeScore(got)
+			p.NormalizeScore(scores)
+			got := map[string]int64{}
+			for i, c := range clusters {
+				got[c.Name] = scores[i]
+			}
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -44,7 +48,7 @@ func TestResourceAllocatable(t *testing.T) {
 var clusterAny = clusterv1beta1.ScoreCoordinate{}
 
 func TestAllEqualScoreMax(t *testing.T) {
-	scores := map[string]int64{"a": 5, "b": 5}
+	scores := []int64{5, 5}
 	framework.ScaleLinear(scores)
-	assert.Equal(t, map[string]int64{"a": 100, "b": 100}, scores)
+	assert.Equal(t, []int64{100, 100}, scores)
 }

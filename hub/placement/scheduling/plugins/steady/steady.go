@@ -31,4 +31,4 @@ func (p *Plugin) Score(c *framework.ClusterInfo) (int64, *framework.Status) {
 }
 
 // NormalizeScore leaves the scores as they are: they are already in range.
-func (p *Plugin) NormalizeScore(map[string]int64) *framework.Status { return nil }
+func (p *Plugin) NormalizeScore([]int64) *framework.Status { return nil }

@@ -97,7 +97,11 @@ func openSQLite(path string) (*DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("sqlite: no database path given")
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)"
+	// temp_store(MEMORY): a statement's journal and temporary tables stay in
+	// memory. On disk they need a writable temporary directory, which a Pod
+	// with a read-only root file system lacks ("disk I/O error (6410)",
+	// SQLITE_IOERR_GETTEMPPATH, on the first statement that writes many rows).
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=temp_store(MEMORY)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)

@@ -33,9 +33,26 @@ func removeSandboxes(ctx context.Context, socket string) error {
 			errs = append(errs, fmt.Errorf("stop Pod sandbox %s (%s/%s): %w", sb.Id, sb.GetMetadata().GetNamespace(), sb.GetMetadata().GetName(), err))
 			continue
 		}
-		if _, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.Id}); err != nil {
+		if err := removeSandbox(ctx, rt, sb.Id); err != nil {
 			errs = append(errs, fmt.Errorf("remove Pod sandbox %s: %w", sb.Id, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeSandbox removes a stopped sandbox, trying again for a while: a
+// container of it may still be changing state in containerd ("failed to set
+// removing state for container"), as the kubelet's own cleanup retries too.
+func removeSandbox(ctx context.Context, rt runtimeapi.RuntimeServiceClient, id string) error {
+	for {
+		_, err := rt.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }

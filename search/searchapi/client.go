@@ -97,12 +97,7 @@ func ListPath(gvr schema.GroupVersionResource, namespace string) string {
 // List searches gvr with the query parameters q (the search API's filters:
 // docs/search.md).
 func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, q url.Values) (*unstructured.UnstructuredList, error) {
-	req := c.rest.Get().AbsPath(ListPath(gvr, namespace))
-	for k, vs := range q {
-		for _, v := range vs {
-			req = req.Param(k, v)
-		}
-	}
+	req := c.listRequest(gvr, namespace, q)
 	raw, err := do(ctx, req)
 	if err != nil {
 		return nil, err
@@ -112,6 +107,17 @@ func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, name
 		return nil, fmt.Errorf("the search's answer: %w", err)
 	}
 	return l, nil
+}
+
+// listRequest is the GET of gvr's list in namespace with the query q.
+func (c *Client) listRequest(gvr schema.GroupVersionResource, namespace string, q url.Values) *rest.Request {
+	req := c.rest.Get().AbsPath(ListPath(gvr, namespace))
+	for k, vs := range q {
+		for _, v := range vs {
+			req = req.Param(k, v)
+		}
+	}
+	return req
 }
 
 // Raw reads path below ResourcesPath (discovery: /api/v1, /apis, ...).
@@ -137,12 +143,7 @@ func do(ctx context.Context, req *rest.Request) ([]byte, error) {
 // Table searches gvr as List does, answered as a meta.k8s.io Table (the
 // columns kubectl get prints, CLUSTER first).
 func (c *Client) Table(ctx context.Context, gvr schema.GroupVersionResource, namespace string, q url.Values) (*metav1.Table, error) {
-	req := c.rest.Get().AbsPath(ListPath(gvr, namespace)).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	for k, vs := range q {
-		for _, v := range vs {
-			req = req.Param(k, v)
-		}
-	}
+	req := c.listRequest(gvr, namespace, q).SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
 	raw, err := do(ctx, req)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,7 @@ func runFleet(b *testing.B, k knobs) {
 	must(b, err)
 	admin := rest.CopyConfig(env.Hub.Config)
 	admin.QPS, admin.Burst = 2000, 4000
-	c, err := client.New(admin, client.Options{Scheme: scheme.New()})
+	c, err := client.NewWithWatch(admin, client.Options{Scheme: scheme.New()})
 	must(b, err)
 
 	// The hub: the real process, approving the bootstrap identity's first CSRs
@@ -135,6 +135,7 @@ func runFleet(b *testing.B, k knobs) {
 	must(b, err)
 
 	fleet := watchFleet(ctx, b, admin)
+	tallies := watchTallies(ctx, b, c, k.clusters)
 	apiPID := hubPIDs["kube-apiserver"]
 	apiPhase := func(phase string) { // the hub apiserver's RSS and peak so far, and its Go heap, at the end of each phase
 		rss, hwm := benchutil.Memory(apiPID)
@@ -224,8 +225,8 @@ func runFleet(b *testing.B, k knobs) {
 	workStart := time.Now()
 	benchutil.Parallel(b, k.clusters, func(i int) error { return c.Create(ctx, manifestWork(clusterName(i))) })
 	worksCreated := time.Since(workStart)
-	waitFor(b, ctx, time.Hour, func() bool { return appliedWorks(ctx, c) == k.clusters }, "every ManifestWork Applied",
-		func() string { return fmt.Sprintf("%d of %d works Applied", appliedWorks(ctx, c), k.clusters) })
+	waitFor(b, ctx, time.Hour, func() bool { return tallies.applied.count() == k.clusters }, "every ManifestWork Applied",
+		func() string { return fmt.Sprintf("%d of %d works Applied", tallies.applied.count(), k.clusters) })
 	worksApplied := time.Since(workStart)
 	b.Logf("%d works: created in %s, all Applied after %s", k.clusters, worksCreated.Round(time.Millisecond), worksApplied.Round(time.Millisecond))
 	apiPhase("works")
@@ -234,9 +235,9 @@ func runFleet(b *testing.B, k knobs) {
 	// cluster (written after its replicas) and every replica is there.
 	policyStart := time.Now()
 	createPolicies(b, ctx, c, k.policies)
-	waitFor(b, ctx, 2*time.Hour, func() bool { return rootsComplete(ctx, c, k.clusters) == k.policies }, "every root policy lists every cluster",
+	waitFor(b, ctx, 2*time.Hour, func() bool { return tallies.roots.count() == k.policies }, "every root policy lists every cluster",
 		func() string {
-			return fmt.Sprintf("%d of %d roots complete, %d replicas", rootsComplete(ctx, c, k.clusters), k.policies, countReplicas(ctx, c))
+			return fmt.Sprintf("%d of %d roots complete, %d replicas", tallies.roots.count(), k.policies, tallies.replicas.total())
 		})
 	propagated := time.Since(policyStart)
 	replicas := countReplicas(ctx, c)
@@ -429,18 +430,23 @@ func manifestWork(cluster string) *workv1.ManifestWork {
 		Spec: workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: k8sruntime.RawExtension{Raw: []byte(cm)}}}}}}
 }
 
+// appliedWorks lists the works (once, at the end) and counts the Applied ones.
 func appliedWorks(ctx context.Context, c client.Client) int {
 	var l workv1.ManifestWorkList
 	if c.List(ctx, &l) != nil {
 		return -1
 	}
 	n := 0
-	for _, w := range l.Items {
-		if meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied) {
+	for i := range l.Items {
+		if workApplied(&l.Items[i]) {
 			n++
 		}
 	}
 	return n
+}
+
+func workApplied(w *workv1.ManifestWork) bool {
+	return meta.IsStatusConditionTrue(w.Status.Conditions, workv1.WorkApplied)
 }
 
 // createPolicies places n policy-collection-style policies on every cluster
@@ -454,20 +460,6 @@ func createPolicies(b *testing.B, ctx context.Context, c client.Client, n int) {
 	benchutil.Parallel(b, n, func(i int) error {
 		return benchutil.CreateBoundPolicy(ctx, c, policyNS, fmt.Sprintf("policy-%02d", i), i)
 	})
-}
-
-func rootsComplete(ctx context.Context, c client.Client, clusters int) int {
-	var l policyv1.PolicyList
-	if c.List(ctx, &l, client.InNamespace(policyNS)) != nil {
-		return -1
-	}
-	n := 0
-	for _, p := range l.Items {
-		if len(p.Status.Status) == clusters {
-			n++
-		}
-	}
-	return n
 }
 
 func countReplicas(ctx context.Context, c client.Client) int {

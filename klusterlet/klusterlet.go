@@ -3,12 +3,10 @@ package klusterlet
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/transport"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -30,14 +28,6 @@ type Options struct {
 	DisableWork bool
 }
 
-// certReloadInterval is how often clients built from the hub kubeconfig files
-// re-read a rotated or re-issued certificate (client-go's default is 5 minutes,
-// longer than a short certificate's last fifth of life, and long after a
-// re-bootstrap replaced a rejected one).
-const certReloadInterval = 10 * time.Second
-
-var setReload sync.Once
-
 // workRestartDelay is how long the klusterlet waits before restarting a work
 // agent that failed on its own.
 const workRestartDelay = 5 * time.Second
@@ -47,11 +37,6 @@ const workRestartDelay = 5 * time.Second
 // the cluster (see superviseWork): a deny stops it at once, closing its hub
 // watches, and a re-accept starts it again.
 func Run(ctx context.Context, opts Options) error {
-	setReload.Do(func() {
-		if transport.CertCallbackRefreshDuration > certReloadInterval {
-			transport.CertCallbackRefreshDuration = certReloadInterval
-		}
-	})
 	agent, err := registration.New(opts.Registration)
 	if err != nil {
 		return err

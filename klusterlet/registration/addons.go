@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
@@ -318,16 +317,8 @@ func buildAddonCSR(cluster, addon, signer string, subject pkix.Name, keyPEM []by
 func (a *Agent) hubServerCA() (string, []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cfg := a.hubConfig
-	if cfg == nil {
+	if a.hub == nil {
 		return "", nil
 	}
-	return cfg.Host, caOf(cfg)
-}
-
-func caOf(cfg *rest.Config) []byte {
-	if len(cfg.CAData) > 0 {
-		return cfg.CAData
-	}
-	return nil
+	return a.hub.server, a.hub.ca
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,11 +35,17 @@ type Agent struct {
 	spokeClusters clusterclient.Interface
 	clusterID     string
 	log           klog.Logger
+	// renewed is the lease as the agent last renewed it (stayJoined's
+	// goroutine only), nil when it must be read first.
+	renewed *coordinationv1.Lease
 
 	mu        sync.Mutex
 	agentName string
 	hubConfig *rest.Config
-	joined    chan struct{}
+	// hub is the connection pool every hub client of the agent and of the
+	// klusterlet shares (one per hub address and CA).
+	hub    *hubTransport
+	joined chan struct{}
 }
 
 // New validates opts and connects to the managed cluster.
@@ -76,8 +83,9 @@ func New(opts Options) (*Agent, error) {
 }
 
 // WaitJoined blocks until the agent holds a hub credential and returns a
-// rest.Config reading it from files (rotations are picked up by client-go), and
-// the agent name.
+// rest.Config over the agent's own connections to the hub, which present its
+// current certificate (a rotated one from the moment it is issued), and the
+// agent name.
 func (a *Agent) WaitJoined(ctx context.Context) (*rest.Config, string, error) {
 	select {
 	case <-ctx.Done():
@@ -87,6 +95,32 @@ func (a *Agent) WaitJoined(ctx context.Context) (*rest.Config, string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return rest.CopyConfig(a.hubConfig), a.agentName, nil
+}
+
+// hubCredential makes data's certificate the one the agent's hub transport
+// presents (a transport for data's hub address and CA, made on first use)
+// and returns a config over it.
+func (a *Agent) hubCredential(data map[string][]byte) (*rest.Config, error) {
+	server, ca, err := hubServer(data[KeyKubeconfig])
+	if err != nil {
+		return nil, fmt.Errorf("stored hub kubeconfig: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.hub == nil || !a.hub.serves(server, ca) {
+		// A hub with another address or CA (the agent bootstrapped against a
+		// rebuilt hub): clients holding the old config keep the old CA, as
+		// they kept the old files' until the klusterlet restarts.
+		t, err := newHubTransport(server, ca)
+		if err != nil {
+			return nil, err
+		}
+		a.hub = t
+	}
+	if err := a.hub.set(data[KeyCert], data[KeyKey]); err != nil {
+		return nil, err
+	}
+	return a.hub.config(), nil
 }
 
 func (a *Agent) publish(cfg *rest.Config) {
@@ -155,7 +189,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 		}
 		issued = true
 	}
-	cfg, err := configFromData(data)
+	cfg, err := a.hubCredential(data)
 	if err != nil {
 		return err
 	}
@@ -176,11 +210,12 @@ func (a *Agent) cycle(ctx context.Context) error {
 			return errRebootstrap
 		}
 	}
-	fileCfg, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data)
-	if err != nil {
+	// The files are for whoever reads the hub kubeconfig outside this
+	// process; the klusterlet's own clients use the shared transport.
+	if _, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
 		return err
 	}
-	a.publish(fileCfg)
+	a.publish(cfg)
 	err = a.stayJoined(ctx, cfg)
 	if errors.Is(err, errRebootstrap) {
 		if ferr := a.forgetCredential(ctx); ferr != nil {

@@ -1,11 +1,15 @@
 package registration
 
 import (
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestNextRound: a failed lease renewal or status report is retried after the
@@ -32,4 +36,29 @@ func TestNextRound(t *testing.T) {
 	}
 	assert.Equal(t, 3, failures(2, errors.New("forbidden")))
 	assert.Equal(t, 0, failures(2, nil))
+}
+
+// TestMayBeRejected: only a 401 or a TLS failure makes a joined agent ask the
+// hub whether its credential still works; a loaded, failing or denying hub
+// does not.
+func TestMayBeRejected(t *testing.T) {
+	gr := schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"401", fmt.Errorf("renew lease: %w", apierrors.NewUnauthorized("Unauthorized")), true},
+		{"unknown authority (the hub CA changed)", fmt.Errorf("Get: %w", x509.UnknownAuthorityError{}), true},
+		{"a TLS alert", errors.New(`Put "https://hub": remote error: tls: bad certificate`), true},
+		{"429 from a loaded hub", fmt.Errorf("renew lease: %w", apierrors.NewTooManyRequests("slow down", 1)), false},
+		{"403 (denied: RBAC gone)", apierrors.NewForbidden(gr, "managed-cluster-lease", errors.New("no")), false},
+		{"503", apierrors.NewServiceUnavailable("down"), false},
+		{"timeout", apierrors.NewTimeoutError("slow", 1), false},
+		{"not found", apierrors.NewNotFound(gr, "managed-cluster-lease"), false},
+		{"connection refused", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, mayBeRejected(tt.err)) })
+	}
 }

@@ -87,14 +87,3 @@ func writeCredentialFiles(dir string, data map[string][]byte) (*rest.Config, err
 	}
 	return cfg, nil
 }
-
-// configFromData builds an in-memory rest.Config from hub-kubeconfig-secret
-// data. The agent's own clients use it: a new certificate means a new transport
-// at once, instead of client-go's periodic file reload.
-func configFromData(data map[string][]byte) (*rest.Config, error) {
-	server, ca, err := hubServer(data[KeyKubeconfig])
-	if err != nil {
-		return nil, fmt.Errorf("stored hub kubeconfig: %w", err)
-	}
-	return &rest.Config{Host: server, TLSClientConfig: rest.TLSClientConfig{CAData: ca, CertData: data[KeyCert], KeyData: data[KeyKey]}}, nil
-}

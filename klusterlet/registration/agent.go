@@ -212,7 +212,7 @@ func (a *Agent) cycle(ctx context.Context) error {
 	}
 	// The files are for whoever reads the hub kubeconfig outside this
 	// process; the klusterlet's own clients use the shared transport.
-	if _, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
+	if err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
 		return err
 	}
 	a.publish(cfg)
@@ -244,7 +244,7 @@ func (a *Agent) works(ctx context.Context, cfg *rest.Config) (bool, error) {
 	switch {
 	case err == nil:
 		return review.Status.UserInfo.Username == a.subject().CommonName, nil
-	case apierrors.IsUnauthorized(err), isCertificateError(err):
+	case rejects(err):
 		return false, nil
 	case apierrors.IsForbidden(err):
 		// Every authenticated user may ask who it is (system:basic-user): a

@@ -113,7 +113,7 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 			rotate.Reset(a.opts.RetryInterval)
 		}
 		if err != nil {
-			if mayBeRejected(err) {
+			if rejects(err) {
 				if ok, werr := a.works(ctx, cfg); werr == nil && !ok {
 					return errRebootstrap
 				}
@@ -123,14 +123,15 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 	}
 }
 
-// mayBeRejected: a failed round's error could mean the hub no longer takes
-// the credential (401, or a TLS failure such as a changed hub CA), which the
-// agent then asks the hub about. Any other failure (429 from a loaded hub, a
-// timeout, 5xx, 403 from a deny) says nothing about the credential: asking
-// then doubled the requests of every agent of a fleet on a hub already
+// rejects: err is the hub refusing the credential itself (401, or a TLS
+// failure such as a changed hub CA). After a failed round it is what makes a
+// joined agent ask the hub whether its credential still works (works, whose
+// own answer it reads the same way); any other failure (429 from a loaded
+// hub, a timeout, 5xx, 403 from a deny) says nothing about the credential:
+// asking then doubled the requests of every agent of a fleet on a hub already
 // refusing them (at 5,000 clusters joining, 18,578 SelfSubjectReviews
 // answered 429 in 20 minutes).
-func mayBeRejected(err error) bool {
+func rejects(err error) bool {
 	return apierrors.IsUnauthorized(err) || isCertificateError(err)
 }
 
@@ -159,7 +160,7 @@ func (a *Agent) rotate(ctx context.Context, cfg *rest.Config, hub *hubClients) e
 		Message: "Client certificate rotated"}
 	if rerr != nil {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonCertificateFailed, "Client certificate rotation failed: "+rerr.Error()
-	} else if _, err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
+	} else if err := writeCredentialFiles(a.opts.HubKubeconfigDir, data); err != nil {
 		return err
 	}
 	if err := a.updateStatus(ctx, hub, func(st *clusterv1.ManagedClusterStatus) {

@@ -38,10 +38,10 @@ func TestNextRound(t *testing.T) {
 	assert.Equal(t, 0, failures(2, nil))
 }
 
-// TestMayBeRejected: only a 401 or a TLS failure makes a joined agent ask the
+// TestRejects: only a 401 or a TLS failure makes a joined agent ask the
 // hub whether its credential still works; a loaded, failing or denying hub
 // does not.
-func TestMayBeRejected(t *testing.T) {
+func TestRejects(t *testing.T) {
 	gr := schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
 	tests := []struct {
 		name string
@@ -59,6 +59,6 @@ func TestMayBeRejected(t *testing.T) {
 		{"connection refused", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, mayBeRejected(tt.err)) })
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, rejects(tt.err)) })
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -64,26 +63,23 @@ func hubServer(kubeconfig []byte) (string, []byte, error) {
 }
 
 // writeCredentialFiles writes kubeconfig, tls.crt and tls.key into dir, each
-// through a rename so a reader never sees half a file, and returns a rest.Config
-// reading the certificate from the files (client-go reloads them on change).
-func writeCredentialFiles(dir string, data map[string][]byte) (*rest.Config, error) {
+// through a rename so a reader never sees half a file (for whoever reads the
+// hub kubeconfig outside the klusterlet: its own clients use the agent's
+// transport).
+func writeCredentialFiles(dir string, data map[string][]byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+		return err
 	}
-	// Key first, then certificate: a reload between the two sees a mismatched
+	// Key first, then certificate: a reader between the two sees a mismatched
 	// pair and keeps the old one rather than a broken one.
 	for _, name := range []string{KeyKey, KeyCert, KeyKubeconfig} {
 		tmp := filepath.Join(dir, "."+name+".tmp")
 		if err := os.WriteFile(tmp, data[name], 0o600); err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(dir, KeyKubeconfig))
-	if err != nil {
-		return nil, fmt.Errorf("hub kubeconfig in %s: %w", dir, err)
-	}
-	return cfg, nil
+	return nil
 }

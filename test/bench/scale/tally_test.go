@@ -21,16 +21,15 @@ import (
 // works, 50,000 replicas) were most of what the hub apiserver served in their
 // phases, and its memory and CPU are what the benchmark measures.
 type tally struct {
-	mu   sync.Mutex
-	yes  map[string]bool
-	seen map[string]bool
+	mu sync.Mutex
+	ok map[string]bool // every object the informer holds: whether ok held at its last event
 }
 
 // newTally starts an informer of list's kind (opts narrow it) and returns
 // once it has synced.
 func newTally[T client.Object](ctx context.Context, b *testing.B, c client.WithWatch, list client.ObjectList, obj T,
 	ok func(T) bool, opts ...client.ListOption) *tally {
-	t := &tally{yes: map[string]bool{}, seen: map[string]bool{}}
+	t := &tally{ok: map[string]bool{}}
 	set := func(o any) {
 		v, isT := o.(T)
 		if !isT {
@@ -38,7 +37,7 @@ func newTally[T client.Object](ctx context.Context, b *testing.B, c client.WithW
 		}
 		key := v.GetNamespace() + "/" + v.GetName()
 		t.mu.Lock()
-		t.seen[key], t.yes[key] = true, ok(v)
+		t.ok[key] = ok(v)
 		t.mu.Unlock()
 	}
 	forget := func(o any) {
@@ -48,8 +47,7 @@ func newTally[T client.Object](ctx context.Context, b *testing.B, c client.WithW
 		if v, isT := o.(T); isT {
 			key := v.GetNamespace() + "/" + v.GetName()
 			t.mu.Lock()
-			delete(t.seen, key)
-			delete(t.yes, key)
+			delete(t.ok, key)
 			t.mu.Unlock()
 		}
 	}
@@ -80,7 +78,7 @@ func (t *tally) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for _, y := range t.yes {
+	for _, y := range t.ok {
 		if y {
 			n++
 		}
@@ -92,7 +90,7 @@ func (t *tally) count() int {
 func (t *tally) total() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.seen)
+	return len(t.ok)
 }
 
 // fleetTallies are the benchmark's views of works, roots and replicas.

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -197,10 +198,9 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 		Spec:       workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster1", ManifestWorkName: "gone"},
 	}
 	require.NoError(t, spoke1c.Create(ctx, amw))
-	amw.Status.AppliedResources = []workv1.AppliedManifestResourceMeta{{
+	recordResources(t, amw.Name, workv1.AppliedManifestResourceMeta{
 		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "evict", Name: "leftover"},
-		Version:            "v1", UID: string(cm.UID)}}
-	require.NoError(t, spoke1c.Status().Update(ctx, amw))
+		Version:            "v1", UID: string(cm.UID)})
 	// A record this agent's earlier name made for this hub (the agent was
 	// renamed): this agent's now, evicted like its own.
 	renamedCM, err := spoke1.CoreV1().ConfigMaps("evict").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "renamed-leftover"}}, metav1.CreateOptions{})
@@ -211,10 +211,9 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 		Spec: workv1.AppliedManifestWorkSpec{HubHash: hubHash, AgentID: "cluster1-before-rename", ManifestWorkName: "renamed-gone"},
 	}
 	require.NoError(t, spoke1c.Create(ctx, renamed))
-	renamed.Status.AppliedResources = []workv1.AppliedManifestResourceMeta{{
+	recordResources(t, renamed.Name, workv1.AppliedManifestResourceMeta{
 		ResourceIdentifier: workv1.ResourceIdentifier{Resource: "configmaps", Namespace: "evict", Name: "renamed-leftover"},
-		Version:            "v1", UID: string(renamedCM.UID)}}
-	require.NoError(t, spoke1c.Status().Update(ctx, renamed))
+		Version:            "v1", UID: string(renamedCM.UID)})
 	// A record of this hub that another cluster's agent wrote (simulated
 	// clusters sharing one apiserver) is that agent's.
 	otherCluster := &workv1.AppliedManifestWork{
@@ -258,6 +257,23 @@ func TestOrphanedAppliedWorkIsEvicted(t *testing.T) {
 	assert.Nil(t, a.Status.EvictionStartTime, "another cluster's record is left alone")
 	assert.Equal(t, "cluster2", a.Spec.AgentID)
 	require.NoError(t, spoke1c.Delete(ctx, a))
+}
+
+// recordResources writes resources into a record's status. The running agent
+// may be writing the same status (it starts the eviction clock the moment it
+// sees an orphan), so the write is read-modify-write, retried on conflict, and
+// keeps whatever the agent set.
+func recordResources(t *testing.T, name string, resources ...workv1.AppliedManifestResourceMeta) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		amw := &workv1.AppliedManifestWork{}
+		if err := spoke1c.Get(ctx, client.ObjectKey{Name: name}, amw); err != nil {
+			return err
+		}
+		amw.Status.AppliedResources = resources
+		return spoke1c.Status().Update(ctx, amw)
+	}), "recording resources in AppliedManifestWork %s", name)
 }
 
 func TestStatusWrittenOnlyWhenChanged(t *testing.T) {

@@ -65,6 +65,7 @@ func (f *flotillaOnUpstream) run(ctx context.Context) {
 		r.notRun(t, "the upstream hub did not start", names...)
 		return
 	}
+	var watches map[string]int // what the upstream hub's apiserver served before the klusterlet joined
 	ok = r.check(t, names[0], func() (string, error) {
 		dir := t.TempDir()
 		ca := filepath.Join(dir, "hub-ca.crt")
@@ -72,6 +73,7 @@ func (f *flotillaOnUpstream) run(ctx context.Context) {
 			return "", err
 		}
 		spoke := f.env.Clusters[0]
+		watches, _ = hubWatches(ctx, f.env.Hub.Config) // a failure shows in the count's check
 		if err := join.Join(ctx, join.Options{SpokeConfig: spoke.Config, HubAPIServer: f.env.Hub.URL, HubToken: token, CAFile: ca,
 			ClusterName: f.cluster, NoDeployment: true}); err != nil {
 			return "", fmt.Errorf("flotilla join: %w", err)
@@ -133,6 +135,9 @@ func (f *flotillaOnUpstream) run(ctx context.Context) {
 		}
 		_, err := kubernetes.NewForConfigOrDie(f.env.Clusters[0].Config).CoreV1().ConfigMaps("default").Get(ctx, "from-upstream-hub", metav1.GetOptions{})
 		return "ConfigMap default/from-upstream-hub on the managed cluster", err
+	})
+	r.check(t, "hub apiserver watches held by Flotilla's klusterlet (one cluster, upstream hub)", func() (string, error) {
+		return watchCount(ctx, f.env.Hub.Config, watches)
 	})
 }
 

@@ -145,6 +145,8 @@ type upstreamAgents struct {
 	clusters   *clusterclient.Clientset
 	works      *workclient.Clientset
 	spokeAdmin kubernetes.Interface
+	// watches is what the hub apiserver served before the agents started.
+	watches map[string]int
 }
 
 func (a *upstreamAgents) setup(ctx context.Context) bool {
@@ -185,6 +187,7 @@ func (a *upstreamAgents) setup(ctx context.Context) bool {
 		t.Fatal(err)
 	}
 	spokeKC := a.env.Clusters[0].KubeconfigPath
+	a.watches, _ = hubWatches(ctx, a.env.Hub.Config) // a failure shows in the count's check
 	a.agentLog = a.up.start(t, "registration-agent", "registration", "agent",
 		"--cluster-name", a.cluster, "--bootstrap-kubeconfig", bootstrapKC, "--hub-kubeconfig-dir", a.agentDir,
 		"--spoke-kubeconfig", spokeKC, "--kubeconfig", spokeKC, "--namespace", "open-cluster-management-agent",
@@ -387,6 +390,9 @@ func (a *upstreamAgents) work(ctx context.Context) {
 			return "", fmt.Errorf("ConfigMap on the managed cluster: %w", err)
 		}
 		return "ConfigMap default/interop data.from=" + cm.Data["from"], nil
+	})
+	r.check(t, "hub apiserver watches held by upstream's registration and work agents (one cluster)", func() (string, error) {
+		return watchCount(ctx, a.env.Hub.Config, a.watches)
 	})
 	r.check(t, "clusteradm get works", func() (string, error) {
 		out, err := a.up.clusteradm(ctx, a.hubKC, "get", "works", "--clusters", a.cluster)

@@ -126,8 +126,21 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 				req.UserInfo.Username, cluster.Name, field))
 		}
 	}
+	// Accepting and marking the hub's own acceptance ask one question, asked
+	// once per request (the hub's auto-approve sets both in one patch).
+	var accepts *bool
+	mayAccept := func() (bool, error) {
+		if accepts == nil {
+			ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
+			if err != nil {
+				return false, err
+			}
+			accepts = &ok
+		}
+		return *accepts, nil
+	}
 	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
-		ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
+		ok, err := mayAccept()
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
@@ -139,7 +152,7 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if mark := cluster.Annotations[csr.AutoAcceptedAnnotation]; mark != "" && mark != old.Annotations[csr.AutoAcceptedAnnotation] {
 		// The mark of the hub's own acceptance (auto-approve): whoever sets
 		// it must be one who may accept, on create as on update.
-		ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
+		ok, err := mayAccept()
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}

@@ -197,11 +197,19 @@ func (a *Agent) renewLease(ctx context.Context, hub *hubClients, duration time.D
 	l.Spec.RenewTime, l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &now, &holder, &secs
 	renewed, err := leases.Update(ctx, l, metav1.UpdateOptions{})
 	if err != nil {
-		stale := a.renewed != nil
-		a.renewed = nil
-		if stale && (apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
-			return a.renewLease(ctx, hub, duration) // read it afresh, once
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			// The lease is not as last renewed: read it afresh, once.
+			cached := a.renewed != nil
+			a.renewed = nil
+			if cached {
+				return a.renewLease(ctx, hub, duration)
+			}
 		}
+		// Any other failure (a 429 from a hub at its limit, a timeout, a
+		// dropped connection) says nothing about the lease: the next round is
+		// one write again, not a read first. Dropping it there doubled the
+		// renewals of a fleet whose hub was already refusing them (at 5,000
+		// clusters, 75 lease reads a second answered 429).
 		return fmt.Errorf("renew lease: %w", err)
 	}
 	a.renewed = renewed

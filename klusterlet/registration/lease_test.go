@@ -2,6 +2,7 @@ package registration
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -21,17 +22,32 @@ import (
 
 // methods counts a client's requests by method.
 type methods struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu   sync.Mutex
+	n    map[string]int
+	fail string // the method of the next request to fail without reaching the hub
 }
 
 func (m *methods) wrap(rt http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		m.mu.Lock()
 		m.n[r.Method]++
+		fail := m.fail == r.Method
+		if fail {
+			m.fail = ""
+		}
 		m.mu.Unlock()
+		if fail {
+			return nil, errors.New("injected: connection reset")
+		}
 		return rt.RoundTrip(r)
 	})
+}
+
+// failNext makes the next request with method fail.
+func (m *methods) failNext(method string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fail = method
 }
 
 func (m *methods) take() map[string]int {
@@ -91,4 +107,13 @@ func TestLeaseRenewalIsOneWrite(t *testing.T) {
 	assert.Equal(t, "someone-else", l.Labels["written-by"], "the other writer's change is kept")
 	assert.True(t, l.Spec.RenewTime.After(last), "and the lease is renewed")
 	assert.Equal(t, a.subject().CommonName, *l.Spec.HolderIdentity)
+
+	// A renewal that failed for another reason (a busy hub, a dropped
+	// connection) says nothing about the lease: the next one is one write.
+	counted.take()
+	counted.failNext(http.MethodPut)
+	require.Error(t, a.renewLease(ctx, hub, time.Minute))
+	assert.Equal(t, map[string]int{http.MethodPut: 1}, counted.take(), "the failed renewal: one write, no read")
+	require.NoError(t, a.renewLease(ctx, hub, time.Minute))
+	assert.Equal(t, map[string]int{http.MethodPut: 1}, counted.take(), "after a failure, still one write")
 }

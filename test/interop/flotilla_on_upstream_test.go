@@ -136,7 +136,7 @@ func (f *flotillaOnUpstream) run(ctx context.Context) {
 		_, err := kubernetes.NewForConfigOrDie(f.env.Clusters[0].Config).CoreV1().ConfigMaps("default").Get(ctx, "from-upstream-hub", metav1.GetOptions{})
 		return "ConfigMap default/from-upstream-hub on the managed cluster", err
 	})
-	r.check(t, "hub apiserver watches held by Flotilla's klusterlet (one cluster, upstream hub)", func() (string, error) {
+	r.check(t, "hub apiserver watches added while Flotilla's klusterlet joined and ran a work (one cluster, upstream hub)", func() (string, error) {
 		return watchCount(ctx, f.env.Hub.Config, watches)
 	})
 }

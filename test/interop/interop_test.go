@@ -391,7 +391,7 @@ func (a *upstreamAgents) work(ctx context.Context) {
 		}
 		return "ConfigMap default/interop data.from=" + cm.Data["from"], nil
 	})
-	r.check(t, "hub apiserver watches held by upstream's registration and work agents (one cluster)", func() (string, error) {
+	r.check(t, "hub apiserver watches added while upstream's agents joined and ran a work (one cluster)", func() (string, error) {
 		return watchCount(ctx, a.env.Hub.Config, a.watches)
 	})
 	r.check(t, "clusteradm get works", func() (string, error) {

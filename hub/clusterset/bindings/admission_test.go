@@ -13,24 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"flotilla.dev/flotilla/internal/sartest"
 )
 
 // sarClient answers SubjectAccessReviews: allowed when the user is in allow.
 func sarClient(allow map[string]bool) client.Client {
-	s := runtime.NewScheme()
-	_ = authorizationv1.AddToScheme(s)
-	return fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			sar := obj.(*authorizationv1.SubjectAccessReview)
-			ra := sar.Spec.ResourceAttributes
-			sar.Status.Allowed = allow[sar.Spec.User] && ra.Verb == "create" && ra.Resource == "managedclustersets" &&
-				ra.Subresource == "bind" && ra.Group == clusterv1beta2.GroupName
-			return nil
-		},
-	}).Build()
+	return sartest.Client(func(sar *authorizationv1.SubjectAccessReview) bool {
+		ra := sar.Spec.ResourceAttributes
+		return allow[sar.Spec.User] && ra.Verb == "create" && ra.Resource == "managedclustersets" &&
+			ra.Subresource == "bind" && ra.Group == clusterv1beta2.GroupName
+	})
 }
 
 func request(op admissionv1.Operation, user string, b, old *clusterv1beta2.ManagedClusterSetBinding) admission.Request {

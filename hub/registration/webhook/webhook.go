@@ -126,37 +126,22 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 				req.UserInfo.Username, cluster.Name, field))
 		}
 	}
-	// Accepting and marking the hub's own acceptance ask one question, asked
-	// once per request (the hub's auto-approve sets both in one patch).
-	var accepts *bool
-	mayAccept := func() (bool, error) {
-		if accepts == nil {
-			ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
-			if err != nil {
-				return false, err
-			}
-			accepts = &ok
-		}
-		return *accepts, nil
-	}
-	if cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient {
-		ok, err := mayAccept()
-		if err != nil {
+	// Accepting the cluster and marking the hub's own acceptance (auto-approve)
+	// ask one question, asked once per request: the hub's auto-approve patch
+	// does both. Whoever sets the mark must be one who may accept, on create
+	// as on update.
+	accepting := cluster.Spec.HubAcceptsClient && !old.Spec.HubAcceptsClient
+	mark := cluster.Annotations[csr.AutoAcceptedAnnotation]
+	marking := mark != "" && mark != old.Annotations[csr.AutoAcceptedAnnotation]
+	if accepting || marking {
+		ok, err := v.mayAccept(ctx, req.UserInfo, cluster.Name)
+		switch {
+		case err != nil:
 			return admission.Errored(http.StatusInternalServerError, err)
-		}
-		if !ok {
+		case !ok && accepting:
 			return admission.Denied(fmt.Sprintf("user %q cannot accept ManagedCluster %q: setting spec.hubAcceptsClient=true requires permission to update managedclusters/accept in API group %s",
 				req.UserInfo.Username, cluster.Name, ocm.RegisterGroup))
-		}
-	}
-	if mark := cluster.Annotations[csr.AutoAcceptedAnnotation]; mark != "" && mark != old.Annotations[csr.AutoAcceptedAnnotation] {
-		// The mark of the hub's own acceptance (auto-approve): whoever sets
-		// it must be one who may accept, on create as on update.
-		ok, err := mayAccept()
-		if err != nil {
-			return admission.Errored(http.StatusInternalServerError, err)
-		}
-		if !ok {
+		case !ok:
 			return admission.Denied(fmt.Sprintf("user %q cannot set annotation %s on ManagedCluster %q: it marks the hub's own acceptance and requires permission to update managedclusters/accept in API group %s",
 				req.UserInfo.Username, csr.AutoAcceptedAnnotation, cluster.Name, ocm.RegisterGroup))
 		}

@@ -13,12 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"flotilla.dev/flotilla/hub/registration/csr"
 	"flotilla.dev/flotilla/internal/ocm"
+	"flotilla.dev/flotilla/internal/sartest"
 )
 
 func TestAgentChange(t *testing.T) {
@@ -58,18 +57,12 @@ func TestAgentChange(t *testing.T) {
 // acceptClient answers SubjectAccessReviews for managedclusters/accept: allowed
 // for the users in allow. It counts the reviews asked.
 func acceptClient(allow map[string]bool, asked *int) client.Client {
-	s := runtime.NewScheme()
-	_ = authorizationv1.AddToScheme(s)
-	return fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
-		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-			sar := obj.(*authorizationv1.SubjectAccessReview)
-			*asked++
-			ra := sar.Spec.ResourceAttributes
-			sar.Status.Allowed = allow[sar.Spec.User] && ra.Verb == "update" && ra.Resource == "managedclusters" &&
-				ra.Subresource == "accept" && ra.Group == ocm.RegisterGroup
-			return nil
-		},
-	}).Build()
+	return sartest.Client(func(sar *authorizationv1.SubjectAccessReview) bool {
+		*asked++
+		ra := sar.Spec.ResourceAttributes
+		return allow[sar.Spec.User] && ra.Verb == "update" && ra.Resource == "managedclusters" &&
+			ra.Subresource == "accept" && ra.Group == ocm.RegisterGroup
+	})
 }
 
 // Accepting a cluster and marking the hub's own acceptance in one request

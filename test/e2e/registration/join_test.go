@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -244,6 +245,15 @@ func grantBootstrap(t *testing.T, user string) {
 	if !apierrors.IsAlreadyExists(err) {
 		require.NoError(t, err)
 	}
+	// The apiserver's authorizer learns of the binding from its own watch:
+	// wait until it grants what the binding does, so a CSR filed next is not
+	// refused for a moment.
+	require.Eventually(t, func() bool {
+		sar, err := kube(env.Hub.Config).AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{
+			Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Group: certificatesv1.GroupName, Resource: "certificatesigningrequests", Verb: "create"}}}, metav1.CreateOptions{})
+		return err == nil && sar.Status.Allowed
+	}, timeout, tick, "the bootstrap grant for %s in effect", user)
 }
 
 func newKeyPEM(t *testing.T) []byte {

@@ -6,16 +6,9 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"flotilla.dev/flotilla/internal/ocm"
-	"flotilla.dev/flotilla/internal/tolerant"
 )
 
 // delivery is what the hub lets the work agent do, read from the cluster's own
@@ -61,63 +54,6 @@ func deliveryFor(mc *clusterv1.ManagedCluster) delivery {
 	default:
 		return deliverAll
 	}
-}
-
-// watchOwnCluster watches the cluster's ManagedCluster (one object, by a field
-// selector on its name) and sends the delivery it allows on every change. Only
-// the latest value waits in the channel. It runs until ctx ends.
-func watchOwnCluster(ctx context.Context, hubConfig *rest.Config, cluster string, out chan delivery, log logr.Logger) error {
-	// A ManagedCluster that cannot be decoded reads as gone (deliver nothing)
-	// instead of stalling the watch; it is logged once.
-	mcScheme := runtime.NewScheme()
-	if err := clusterv1.Install(mcScheme); err != nil {
-		return err
-	}
-	skip, err := tolerant.New(tolerant.Options{Scheme: mcScheme, Log: log.WithName("undecodable")})
-	if err != nil {
-		return err
-	}
-	cs, err := clusterclient.NewForConfig(skip.Wrap(hubConfig))
-	if err != nil {
-		return err
-	}
-	factory := clusterinformers.NewSharedInformerFactoryWithOptions(cs, 0,
-		clusterinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + cluster }))
-	inf := factory.Cluster().V1().ManagedClusters().Informer()
-	send := func(d delivery) {
-		select {
-		case <-out: // drop the stale value
-		default:
-		}
-		out <- d
-	}
-	onObj := func(obj interface{}) {
-		if mc, ok := obj.(*clusterv1.ManagedCluster); ok && mc.Name == cluster {
-			send(deliveryFor(mc))
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    onObj,
-		UpdateFunc: func(_, obj interface{}) { onObj(obj) },
-		DeleteFunc: func(interface{}) { send(deliverNothing) },
-	}); err != nil {
-		return err
-	}
-	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		log.V(1).Info("watching the cluster's own ManagedCluster on the hub", "error", err.Error())
-	})
-	factory.Start(ctx.Done())
-	// A start finds no ManagedCluster (it was deleted while the watch was
-	// down, and the first list fires no event for what is not there):
-	// deliver nothing.
-	if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		if _, exists, err := inf.GetStore().GetByKey(cluster); err == nil && !exists {
-			send(deliverNothing)
-		}
-	}
-	<-ctx.Done()
-	factory.Shutdown()
-	return nil
 }
 
 // workRunner runs the work agent until its context ends; cleanupOnly tells it,

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	workv1 "open-cluster-management.io/api/work/v1"
 
 	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/klusterlet/registration"
@@ -52,22 +50,27 @@ func Run(ctx context.Context, opts Options) error {
 			log := klog.FromContext(ctx).WithValues("cluster", opts.Registration.ClusterName)
 			states := make(chan delivery, 1)
 			cluster := opts.Registration.ClusterName
-			go func() {
-				// A watch of the hub that went dead would miss a deny: the
-				// guard starts the watch again, listed afresh.
-				err := watchguard.Run(ctx, log, []watchguard.Probe{ownClusterProbe(hubConfig, cluster)}, func(ctx context.Context) error {
-					return watchOwnCluster(ctx, hubConfig, cluster, states, log)
-				})
-				if err != nil {
-					log.Error(err, "watch the cluster's own ManagedCluster")
+			// The gate follows the registration agent's own watch of the
+			// cluster's ManagedCluster (no watch of its own); only the latest
+			// delivery waits in the channel.
+			agent.FollowOwnCluster(func(mc *clusterv1.ManagedCluster) {
+				select {
+				case <-states: // drop the stale value
+				default:
 				}
-			}()
+				states <- deliveryFor(mc)
+			})
 			superviseWork(ctx, states, func(ctx context.Context, cleanupOnly func() bool) error {
-				probes := workProbes(hubConfig, opts.Registration.SpokeConfig, cluster)
-				if err := watchguard.Run(ctx, log, probes, func(ctx context.Context) error {
+				// What the work agent's caches hang on: the cluster's
+				// ManifestWorks on the hub, the AppliedManifestWorks and applied
+				// kinds on the cluster; each connection's guard reads the
+				// informers' own streams.
+				hubGuard, hub := watchguard.NewTracker("hub", hubConfig, 0)
+				spokeGuard, spoke := watchguard.NewTracker("cluster", opts.Registration.SpokeConfig, 0)
+				if err := watchguard.Run(ctx, log, []watchguard.Sign{hubGuard, spokeGuard}, func(ctx context.Context) error {
 					return work.Run(ctx, work.Options{
-						HubConfig:                      hubConfig,
-						SpokeConfig:                    opts.Registration.SpokeConfig,
+						HubConfig:                      hub,
+						SpokeConfig:                    spoke,
 						ClusterName:                    cluster,
 						AgentID:                        agentName,
 						StatusSyncInterval:             opts.WorkStatusSyncInterval,
@@ -83,20 +86,4 @@ func Run(ctx context.Context, opts Options) error {
 		})
 	}
 	return g.Wait()
-}
-
-// ownClusterProbe follows the cluster's own ManagedCluster on the hub (the one
-// object its credential may watch).
-func ownClusterProbe(hub *rest.Config, cluster string) watchguard.Probe {
-	return watchguard.Probe{Name: "hub", Config: hub, Resource: clusterv1.SchemeGroupVersion.WithResource("managedclusters"),
-		FieldSelector: "metadata.name=" + cluster}
-}
-
-// workProbes follow what the work agent's caches hang on: the cluster's
-// ManifestWorks on the hub and the AppliedManifestWorks on the cluster.
-func workProbes(hub, spoke *rest.Config, cluster string) []watchguard.Probe {
-	return []watchguard.Probe{
-		{Name: "hub", Config: hub, Resource: workv1.SchemeGroupVersion.WithResource("manifestworks"), Namespace: cluster},
-		{Name: "cluster", Config: spoke, Resource: workv1.SchemeGroupVersion.WithResource("appliedmanifestworks")},
-	}
 }

@@ -2,24 +2,24 @@ package watchguard
 
 import "time"
 
-// ending is how one watch of a probe ended.
+// ending is how one watch ended.
 type ending int
 
 const (
 	// openFailed: the watch could not be opened (the apiserver did not answer).
 	openFailed ending = iota
 	// closed: the server closed the watch; closedEarly tells whether it was
-	// before the time the probe asked for.
+	// before the time it asked for.
 	closed
 	// errorEvent: the watch delivered an ERROR event other than 410 Gone.
 	errorEvent
-	// expired: 410 Gone, the probe's resourceVersion is too old.
+	// expired: 410 Gone, the resourceVersion is too old.
 	expired
 	// quiet: nothing, not even a bookmark, for Silence.
 	quiet
 )
 
-// verdict is what the probe does after a watch ended.
+// verdict is what a watch that ended means for the run.
 type verdict int
 
 const (
@@ -39,7 +39,7 @@ func (v verdict) String() string {
 	return [...]string{"again", "relist", "cut", "silent"}[v]
 }
 
-// decide says what an ended watch means. established: a watch of this probe
+// decide says what an ended watch means. established: a watch of this connection
 // has been open before (the agent's caches are in use); early: a closed watch
 // ended before its time.
 func decide(e ending, early, established bool) verdict {

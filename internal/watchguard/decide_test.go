@@ -48,11 +48,6 @@ func TestEndedEarly(t *testing.T) {
 	}
 }
 
-func TestProbeNeedsItsFields(t *testing.T) {
-	_, err := Probe{Name: "hub"}.withDefaults()
-	assert.ErrorContains(t, err, "needs a Name, a Config and a Resource")
-}
-
 func TestNextGap(t *testing.T) {
 	for _, tc := range []struct {
 		lasted, gap, want time.Duration

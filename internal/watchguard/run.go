@@ -27,7 +27,7 @@ func nextGap(lasted, gap time.Duration) time.Duration {
 	return min(2*gap, maxGap)
 }
 
-// restarts counts the runs an agent started again because a probe said Lost.
+// restarts counts the runs an agent started again because a tracker said Lost.
 var restarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "flotilla_agent_watch_restarts_total",
 	Help: "Times an agent started again with caches listed afresh because its connection to an apiserver was cut or went silent.",
@@ -35,13 +35,13 @@ var restarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() { ctrlmetrics.Registry.MustRegister(restarts) }
 
-// Run runs body with the probes beside it until ctx ends (nil) or body returns
-// on its own (its error is returned). When a probe says Lost, body's context is
+// Run runs body with the signs beside it until ctx ends (nil) or body returns
+// on its own (its error is returned). When one says Lost, body's context is
 // cancelled; once body returned, Run starts it again, so every cache it builds
 // is listed afresh. body must return when its context ends.
-func Run(ctx context.Context, log logr.Logger, probes []Probe, body func(ctx context.Context) error) error {
-	for _, p := range probes {
-		if _, err := p.withDefaults(); err != nil {
+func Run(ctx context.Context, log logr.Logger, signs []Sign, body func(ctx context.Context) error) error {
+	for _, p := range signs {
+		if err := p.check(); err != nil {
 			return err
 		}
 	}
@@ -49,9 +49,12 @@ func Run(ctx context.Context, log logr.Logger, probes []Probe, body func(ctx con
 	for {
 		started := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
-		lost := make(chan *Lost, len(probes))
+		lost := make(chan *Lost, len(signs))
 		var wg sync.WaitGroup
-		for _, p := range probes {
+		for _, p := range signs {
+			p.reset()
+		}
+		for _, p := range signs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -72,6 +72,8 @@ func (a *Agent) runAddons(ctx context.Context) {
 		return
 	}
 	s := &addonSyncer{a: a, hub: hub, addons: ac, state: map[string]*addonState{}}
+	// Rounds run every AddonSyncInterval (addon leases on the managed
+	// cluster age with time) and at once when an addon changes on the hub.
 	tick := time.NewTicker(a.opts.AddonSyncInterval)
 	defer tick.Stop()
 	for {
@@ -82,19 +84,36 @@ func (a *Agent) runAddons(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-a.addonKick:
 		}
 	}
 }
 
-func (s *addonSyncer) round(ctx context.Context) error {
-	cluster := s.a.opts.ClusterName
-	list, err := s.addons.AddonV1alpha1().ManagedClusterAddOns(cluster).List(ctx, metav1.ListOptions{})
+// addonList is the cluster's ManagedClusterAddOns: from the hub view's
+// watch, or, before it has listed, one list from the hub apiserver's watch
+// cache (resourceVersion "0").
+func (s *addonSyncer) addonList(ctx context.Context) ([]*addonv1alpha1.ManagedClusterAddOn, error) {
+	if list, known := s.a.view.addonList(); known {
+		return list, nil
+	}
+	list, err := s.addons.AddonV1alpha1().ManagedClusterAddOns(s.a.opts.ClusterName).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return fmt.Errorf("list ManagedClusterAddOns: %w", err)
+		return nil, fmt.Errorf("list ManagedClusterAddOns: %w", err)
+	}
+	out := make([]*addonv1alpha1.ManagedClusterAddOn, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+func (s *addonSyncer) round(ctx context.Context) error {
+	list, err := s.addonList(ctx)
+	if err != nil {
+		return err
 	}
 	enabled := map[string]string{} // addon -> install namespace
-	for i := range list.Items {
-		mca := &list.Items[i]
+	for _, mca := range list {
 		if mca.DeletionTimestamp != nil {
 			continue
 		}

@@ -46,6 +46,13 @@ type Agent struct {
 	// klusterlet shares (one per hub address and CA).
 	hub    *hubTransport
 	joined chan struct{}
+
+	// view is what the agent follows on the hub once joined (hubview.go);
+	// statusKick and addonKick start a status or addon round at once.
+	view                  hubView
+	statusKick, addonKick chan struct{}
+	reportMu              sync.Mutex
+	reported              reported
 }
 
 // New validates opts and connects to the managed cluster.
@@ -79,6 +86,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("managed cluster client: %w", err)
 	}
 	return &Agent{opts: opts, spoke: spoke, spokeClusters: spokeClusters, joined: make(chan struct{}),
+		statusKick: make(chan struct{}, 1), addonKick: make(chan struct{}, 1),
 		log: klog.Background().WithValues("cluster", opts.ClusterName)}, nil
 }
 
@@ -140,6 +148,7 @@ var errRebootstrap = errors.New("hub credential no longer works; falling back to
 
 // Run joins the cluster and keeps it joined until ctx ends.
 func (a *Agent) Run(ctx context.Context) error {
+	go a.runHubView(ctx)
 	go a.runAddons(ctx)
 	for {
 		err := a.cycle(ctx)

@@ -88,6 +88,9 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 			err = a.renewLease(ctx, hub, lease)
 			leaseFails = failures(leaseFails, err)
 			leaseTick.Reset(nextRound(leaseFails, lease, a.opts.RetryInterval))
+		case <-a.statusKick: // the hub changed something the round answers
+			statusTick.Reset(0)
+			continue
 		case <-statusTick.C:
 			var d time.Duration
 			d, err = a.syncStatus(ctx, hub)
@@ -239,6 +242,11 @@ func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration,
 			lease = time.Duration(mc.Spec.LeaseDurationSeconds) * time.Second
 		}
 	})
+	if err == nil {
+		a.reportMu.Lock()
+		a.reported = reported{available: facts.available.Status, lease: int32(lease / time.Second)}
+		a.reportMu.Unlock()
+	}
 	return lease, err
 }
 
@@ -246,11 +254,24 @@ func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration,
 // changed; seen (optional) observes the fresh object.
 func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*clusterv1.ManagedClusterStatus), seen ...func(*clusterv1.ManagedCluster)) error {
 	api := hub.clusters.ClusterV1().ManagedClusters()
+	// The first try starts from the hub view (the agent's watch of its
+	// ManagedCluster: no read at all) or, before that has listed, from the
+	// hub apiserver's watch cache (resourceVersion "0"), not etcd. A copy a
+	// moment stale makes the write conflict, and the retry reads from etcd.
+	read := metav1.GetOptions{ResourceVersion: "0"}
+	first := true
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		mc, err := api.Get(ctx, a.opts.ClusterName, metav1.GetOptions{})
-		if err != nil {
-			return err
+		var mc *clusterv1.ManagedCluster
+		if cached, known := a.view.ownCluster(); first && known && cached != nil {
+			mc = cached.DeepCopy()
+		} else {
+			got, err := api.Get(ctx, a.opts.ClusterName, read)
+			if err != nil {
+				return err
+			}
+			mc = got
 		}
+		first, read = false, metav1.GetOptions{}
 		for _, f := range seen {
 			f(mc)
 		}
@@ -263,7 +284,7 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 		if equality.Semantic.DeepEqual(before, &mc.Status) {
 			return nil
 		}
-		_, err = api.UpdateStatus(ctx, mc, metav1.UpdateOptions{})
+		_, err := api.UpdateStatus(ctx, mc, metav1.UpdateOptions{})
 		return err
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	policyv1 "flotilla.dev/flotilla/api/policy/v1"
 	"flotilla.dev/flotilla/internal/ocm"
 	"flotilla.dev/flotilla/internal/watchguard"
 	"flotilla.dev/flotilla/policy/certpolicy"
@@ -37,12 +36,13 @@ func RunConfigPolicy(ctx context.Context, o Options) error {
 	if err := o.defaults(ocm.ConfigPolicyAddon); err != nil {
 		return err
 	}
-	probes := []watchguard.Probe{{Name: "cluster", Config: o.SpokeConfig,
-		Resource: policyv1.GroupVersion.WithResource("configurationpolicies"), Namespace: o.ClusterName}}
+	// The engines' caches follow the cluster: a watch that died starts them
+	// again, listed afresh (the guard reads their own watches).
+	guard, spoke := watchguard.NewTracker("cluster", o.SpokeConfig, 0)
+	tracked := o
+	tracked.SpokeConfig = spoke
 	return runWithCredential(ctx, ocm.ConfigPolicyAddon, o, func(ctx context.Context, _ *rest.Config) error {
-		// The engines' caches follow the cluster: a watch that died starts
-		// them again, listed afresh.
-		return watchguard.Run(ctx, o.Log, probes, func(ctx context.Context) error { return runEngines(ctx, o) })
+		return watchguard.Run(ctx, o.Log, []watchguard.Sign{guard}, func(ctx context.Context) error { return runEngines(ctx, tracked) })
 	})
 }
 

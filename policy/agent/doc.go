@@ -14,7 +14,7 @@
 //
 // Both run the same way (credential.go): with the addon's own hub credential
 // (waited for, and the body started again when it rotates) and its Lease
-// renewed, and inside watchguard.Run, whose probes start the body again with
+// renewed, and inside watchguard.Run, whose trackers start the body again with
 // caches listed afresh when a watch they hang on was cut or went silent (the
 // hub and the cluster for the framework, the cluster for the engines).
 //

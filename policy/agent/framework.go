@@ -54,14 +54,14 @@ func RunFramework(ctx context.Context, o Options) error {
 	}
 	return runWithCredential(ctx, ocm.PolicyFrameworkAddon, o, func(ctx context.Context, hubCfg *rest.Config) error {
 		// Its caches follow the replicas on both sides: a watch that died
-		// on either starts the agent again, listed afresh.
-		policies := policyv1.GroupVersion.WithResource("policies")
-		probes := []watchguard.Probe{
-			{Name: "hub", Config: hubCfg, Resource: policies, Namespace: o.ClusterName},
-			{Name: "cluster", Config: o.SpokeConfig, Resource: policies, Namespace: o.ClusterName},
-		}
-		return watchguard.Run(ctx, o.Log, probes, func(ctx context.Context) error {
-			return runFramework(ctx, o, hubCfg)
+		// on either starts the agent again, listed afresh. The guards read
+		// the caches' own watches (no watch of their own).
+		hubGuard, hub := watchguard.NewTracker("hub", hubCfg, 0)
+		spokeGuard, spoke := watchguard.NewTracker("cluster", o.SpokeConfig, 0)
+		tracked := o
+		tracked.SpokeConfig = spoke
+		return watchguard.Run(ctx, o.Log, []watchguard.Sign{hubGuard, spokeGuard}, func(ctx context.Context) error {
+			return runFramework(ctx, tracked, hub)
 		})
 	})
 }

@@ -15,7 +15,9 @@
 //     bootstrap token, the hub approves it (--auto-approve-users: the bootstrap
 //     user), kube-controller-manager signs, and from then on the agent uses its
 //     own certificate: lease renewals, status (Joined, Available, claims),
-//     addon rounds. Its ClusterClaims are its own: each cluster's claims carry
+//     addon rounds, and its two hub watches (its own ManagedCluster and the
+//     addons of its namespace), which with the stand-in's watch below are the
+//     three a real klusterlet holds. Its ClusterClaims are its own: each cluster's claims carry
 //     its name in a label, and its agent's list of claims is narrowed to them
 //     (a label selector added by its transport), as if the apiserver held only
 //     that cluster's claims.

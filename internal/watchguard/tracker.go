@@ -29,9 +29,10 @@ type Sign interface {
 // What it does not take for a cut, unlike a watch of its own: a watch the
 // apiserver refused with an answer (429 from a loaded hub, 410 Gone, 5xx):
 // the connection works, and the informer lists and watches again on its own;
-// a watch the client itself closed (an informer stopping). An ERROR event at
-// a stream's end is read from its last bytes in JSON (custom resources are
-// served so); a protobuf stream's reads as an early end.
+// a watch the client itself closed (an informer stopping); a watch the
+// apiserver ended with an ERROR event (410 Gone, a watch-list whose
+// freshness wait timed out), read from the stream's last bytes in JSON or
+// protobuf. Only a stream that has carried a bookmark can go silent.
 type Tracker struct {
 	name    string
 	silence time.Duration
@@ -106,11 +107,25 @@ func (t *Tracker) lost(now time.Time) *Lost {
 		return &Lost{Probe: t.name, Reason: cutOff.String()}
 	}
 	for s := range t.streams {
-		if !s.stale && now.Sub(s.last) >= t.silence {
+		if !s.stale && s.bookmarked && now.Sub(s.last) >= t.silence {
 			return &Lost{Probe: t.name, Resource: s.what, Reason: dead.String()}
 		}
 	}
 	return nil
+}
+
+// bookmarkedStreams counts the open streams of this run that have carried a
+// bookmark (tests).
+func (t *Tracker) bookmarkedStreams() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for s := range t.streams {
+		if !s.stale && s.bookmarked {
+			n++
+		}
+	}
+	return n
 }
 
 // answer: the apiserver answered a request (any status: it is there).
@@ -204,29 +219,55 @@ type stream struct {
 	started time.Time
 	last    time.Time // guarded by t.mu
 	stale   bool      // guarded by t.mu: opened in an earlier run
+	// bookmarked: a bookmark has come on this stream (guarded by t.mu).
+	// Only such a stream can go silent: a resource served without the
+	// apiserver's watch cache (an aggregated API, a watch from etcd) sends
+	// none, and a quiet one would read as dead every few minutes.
+	bookmarked bool
 }
 
 // tail is how much of a stream's end is kept: enough for the ERROR event a
 // watch ends with.
 const tail = 512
 
+var (
+	// In JSON the event type is a string, "ERROR" or "BOOKMARK"; in
+	// protobuf its raw bytes: the same words match both.
+	errorWord    = []byte("ERROR")
+	bookmarkWord = []byte("BOOKMARK")
+)
+
 type trackedBody struct {
 	io.ReadCloser
 	s    *stream
 	ctx  context.Context
-	tail []byte
+	tail []byte // the last bytes read, at most tail
 	once sync.Once
 }
 
 func (b *trackedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
+		// The window: what was kept and what came, for a word split
+		// between two reads.
+		got := p[:n]
+		keep := b.tail
+		if len(keep) > len(bookmarkWord) {
+			keep = keep[len(keep)-len(bookmarkWord):]
+		}
+		window := append(append([]byte{}, keep...), got[:min(len(got), tail)]...)
+		bookmark := bytes.Contains(window, bookmarkWord) || bytes.Contains(got, bookmarkWord)
 		b.s.t.mu.Lock()
 		b.s.last = time.Now()
+		b.s.bookmarked = b.s.bookmarked || bookmark
 		b.s.t.mu.Unlock()
-		b.tail = append(b.tail, p[:n]...)
-		if len(b.tail) > tail {
-			b.tail = append(b.tail[:0], b.tail[len(b.tail)-tail:]...)
+		if len(got) >= tail {
+			b.tail = append(b.tail[:0], got[len(got)-tail:]...)
+		} else {
+			b.tail = append(b.tail, got...)
+			if len(b.tail) > tail {
+				b.tail = append(b.tail[:0], b.tail[len(b.tail)-tail:]...)
+			}
 		}
 	}
 	if err != nil {
@@ -251,11 +292,11 @@ func (b *trackedBody) end(err error) {
 		switch {
 		case !errors.Is(err, io.EOF):
 			e = errorEvent // the connection broke mid-stream
-		case bytes.Contains(b.tail, []byte(`"type":"ERROR"`)):
-			e = errorEvent
-			if bytes.Contains(b.tail, []byte(`"code":410`)) {
-				e = expired
-			}
+		case bytes.Contains(b.tail, errorWord):
+			// The apiserver ended the watch with an ERROR event (410 Gone,
+			// a watch-list's freshness wait timed out, a failed conversion):
+			// it answered, and the informer lists again on its own.
+			e = expired
 		case b.s.asked > 0:
 			early = endedEarly(time.Since(b.s.started), b.s.asked)
 		}

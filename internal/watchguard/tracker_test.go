@@ -71,7 +71,7 @@ func TestTrackerOnARealAPIServer(t *testing.T) {
 	// track makes a tracker over a new proxy and follows it; it returns the
 	// proxy, the tracked config, the tracker's verdicts and what follow
 	// returned (once).
-	track := func(t *testing.T, silence time.Duration) (*proxy, *rest.Config, *endings, chan error) {
+	trackWith := func(t *testing.T, silence time.Duration) (*proxy, *rest.Config, *endings, chan error, *Tracker) {
 		px := newProxy(t, admin.Host)
 		cfg := rest.CopyConfig(admin)
 		cfg.Host = px.url
@@ -83,7 +83,11 @@ func TestTrackerOnARealAPIServer(t *testing.T) {
 		out := make(chan error, 1)
 		go func() { out <- tr.follow(fctx) }()
 		t.Cleanup(cancel)
-		return px, tracked, ends, out
+		return px, tracked, ends, out, tr
+	}
+	track := func(t *testing.T, silence time.Duration) (*proxy, *rest.Config, *endings, chan error) {
+		px, cfg, ends, out, _ := trackWith(t, silence)
+		return px, cfg, ends, out
 	}
 	// inform runs a ConfigMap informer of ns over cfg until its context
 	// ends, and waits until it has synced.
@@ -132,8 +136,11 @@ func TestTrackerOnARealAPIServer(t *testing.T) {
 	})
 
 	t.Run("an informer's connection that carries nothing is Lost as silent", func(t *testing.T) {
-		px, cfg, _, out := track(t, 2*time.Second)
+		px, cfg, _, out, tr := trackWith(t, 2*time.Second)
 		inform(t, cfg)
+		// Silence counts once the stream has carried a bookmark (a watch-list
+		// ends its initial events with one; else the cacher's, each minute).
+		require.Eventually(t, func() bool { return tr.bookmarkedStreams() >= 1 }, 3*time.Minute, tick)
 		px.freeze()
 		var l *Lost
 		require.ErrorAs(t, <-out, &l)
@@ -141,6 +148,17 @@ func TestTrackerOnARealAPIServer(t *testing.T) {
 		assert.Contains(t, l.Error(), "/api/v1/namespaces/tracker/configmaps")
 		assert.Contains(t, l.Error(), "delivered nothing, not even a bookmark")
 		px.thaw()
+	})
+
+	t.Run("a watch without bookmarks may be quiet longer than the silence", func(t *testing.T) {
+		_, cfg, ends, out := track(t, time.Second)
+		secs := int64(3)
+		w, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{TimeoutSeconds: &secs})
+		require.NoError(t, err)
+		for range w.ResultChan() { // three quiet seconds, then the server ends it
+		}
+		require.Eventually(t, func() bool { return ends.count(again) == 1 }, wait, tick)
+		stillRunning(t, out)
 	})
 
 	t.Run("an informer that stops closes its watch: not Lost", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -47,13 +48,18 @@ type hubView struct {
 	clusterKnown bool
 	addons       cache.Store // nil until the addon watch has listed
 	followers    []func(*clusterv1.ManagedCluster)
+	// through is the hub transport the watches go through: a view of
+	// another transport (the agent bootstrapped against a rebuilt hub) is
+	// not this hub's.
+	through *hubTransport
 }
 
 // FollowOwnCluster calls f with the cluster's ManagedCluster on the hub on
 // every change once the agent has joined, nil while there is none (not
 // created yet, deleted, or not decodable). Calls come one at a time, in the
 // order of the changes, on the watch's goroutine, and must not block; the
-// first comes at once with what is known, if anything.
+// first comes at once, on the caller's goroutine, with what is known, if
+// anything. f must not call FollowOwnCluster.
 func (a *Agent) FollowOwnCluster(f func(*clusterv1.ManagedCluster)) {
 	v := &a.view
 	v.notify.Lock()
@@ -67,12 +73,26 @@ func (a *Agent) FollowOwnCluster(f func(*clusterv1.ManagedCluster)) {
 	}
 }
 
-// ownCluster is the ManagedCluster as last seen, and whether the watch has
-// listed. The object is the cache's: read it, copy it to change it.
-func (v *hubView) ownCluster() (*clusterv1.ManagedCluster, bool) {
+// ownCluster is the ManagedCluster as last seen through transport t, and
+// whether the watch has listed and serves now. The object is the cache's:
+// read it, copy it to change it.
+func (v *hubView) ownCluster(t *hubTransport) (*clusterv1.ManagedCluster, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.through != t {
+		return nil, false
+	}
 	return v.cluster, v.clusterKnown
+}
+
+// forget: what the view holds may no longer be the hub's (its run ended, or
+// the hub refuses the watch: 403 or 404, as for a cluster the hub deleted).
+// Readers fall back to reading the hub, whose answer tells them; followers
+// are not told (nothing new is known).
+func (v *hubView) forget() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.clusterKnown, v.addons = false, nil
 }
 
 func (v *hubView) setCluster(mc *clusterv1.ManagedCluster) {
@@ -126,6 +146,12 @@ func (a *Agent) runHubView(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	a.mu.Lock()
+	through := a.hub
+	a.mu.Unlock()
+	a.view.mu.Lock()
+	a.view.through = through
+	a.view.mu.Unlock()
 	guard, tracked := watchguard.NewTracker("hub", cfg, 0)
 	log := a.log.WithName("hub-view")
 	if err := watchguard.Run(ctx, log, []watchguard.Sign{guard}, func(ctx context.Context) error {
@@ -138,22 +164,21 @@ func (a *Agent) runHubView(ctx context.Context) {
 // watchHub runs both informers until ctx ends.
 func (a *Agent) watchHub(ctx context.Context, cfg *rest.Config, log logr.Logger) error {
 	cluster := a.opts.ClusterName
-	// An object that cannot be decoded must not stall a watch: a
-	// ManagedCluster reads as gone (the gate delivers nothing), an addon as
-	// absent; each is logged once.
+	// A ManagedCluster that cannot be decoded must not stall the watch: it
+	// reads as gone (the gate delivers nothing), logged once. The addons are
+	// read as they are: the addon round removes the credentials of addons
+	// it does not find, so an addon the filter hid would lose its
+	// credential; an undecodable one stalls the addon watch, and the rounds
+	// list (and fail) as before it.
 	sch := runtime.NewScheme()
 	if err := clusterv1.Install(sch); err != nil {
-		return err
-	}
-	if err := addonv1alpha1.Install(sch); err != nil {
 		return err
 	}
 	skip, err := tolerant.New(tolerant.Options{Scheme: sch, Log: log.WithName("undecodable")})
 	if err != nil {
 		return err
 	}
-	cfg = skip.Wrap(cfg)
-	cs, err := clusterclient.NewForConfig(cfg)
+	cs, err := clusterclient.NewForConfig(skip.Wrap(cfg))
 	if err != nil {
 		return err
 	}
@@ -193,6 +218,9 @@ func (a *Agent) watchHub(ctx context.Context, cfg *rest.Config, log logr.Logger)
 	for _, inf := range []cache.SharedIndexInformer{mcInf, mcaInf} {
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			log.V(1).Info("watching the hub", "error", err.Error())
+			if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+				a.view.forget()
+			}
 		})
 	}
 	clusters.Start(ctx.Done())
@@ -211,7 +239,7 @@ func (a *Agent) watchHub(ctx context.Context, cfg *rest.Config, log logr.Logger)
 		kick(a.addonKick)
 	}
 	<-ctx.Done()
-	a.view.setAddons(nil) // the next run's informer lists afresh
+	a.view.forget() // the next run's informers list afresh
 	return nil
 }
 

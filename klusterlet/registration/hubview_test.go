@@ -92,7 +92,7 @@ func TestHubViewOnARealHub(t *testing.T) {
 	_, err = cs.ClusterV1().ManagedClusters().UpdateStatus(ctx, mc, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.True(t, kicked(a.statusKick), "Available Unknown starts the status round")
-	cached, known := a.view.ownCluster()
+	cached, known := a.view.ownCluster(nil)
 	require.True(t, known)
 	assert.Equal(t, metav1.ConditionUnknown, meta.FindStatusCondition(cached.Status.Conditions, clusterv1.ManagedClusterConditionAvailable).Status,
 		"the status round starts from the view, no read")
@@ -112,6 +112,10 @@ func TestHubViewOnARealHub(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-done)
+	_, known = a.view.ownCluster(nil)
+	assert.False(t, known, "a view whose watch has ended is not the hub's: the status round reads the hub")
+	_, known = a.view.ownCluster(&hubTransport{})
+	assert.False(t, known, "nor is one of another hub transport")
 }
 
 func TestAnswerNeeded(t *testing.T) {
@@ -142,5 +146,24 @@ func TestAnswerNeeded(t *testing.T) {
 		{"nothing reported yet", cluster(60, joined, avail(metav1.ConditionTrue)), reported{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.want, answerNeeded(tc.mc, tc.r)) })
+	}
+}
+
+func TestKickSpacing(t *testing.T) {
+	const retry, period = 5 * time.Second, 10 * time.Second
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var k kickSpacing
+	for _, step := range []struct {
+		at   time.Duration // since t0
+		want time.Duration
+	}{
+		{0, 0},                              // the first change: at once
+		{1 * time.Second, 4 * time.Second},  // again soon: retry after the first
+		{6 * time.Second, 9 * time.Second},  // and again: twice that, from the last
+		{16 * time.Second, 9 * time.Second}, // at most a period apart from then on
+		{25 * time.Second, 10 * time.Second},
+		{60 * time.Second, 0}, // a quiet period: at once again
+	} {
+		assert.Equal(t, step.want, k.next(t0.Add(step.at), retry, period), "a change at %s", step.at)
 	}
 }

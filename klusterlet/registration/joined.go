@@ -70,6 +70,8 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 		return err
 	}
 	leaseFails, statusFails := 0, 0 // failed rounds in a row
+	var kicks kickSpacing
+	kicked := false // a kicked round is due
 	leaseTick := time.NewTimer(0)
 	statusTick := time.NewTimer(0)
 	defer leaseTick.Stop()
@@ -89,9 +91,17 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 			leaseFails = failures(leaseFails, err)
 			leaseTick.Reset(nextRound(leaseFails, lease, a.opts.RetryInterval))
 		case <-a.statusKick: // the hub changed something the round answers
-			statusTick.Reset(0)
+			// Not while rounds fail (their backoff holds), and spaced: a hub
+			// that keeps overriding the answer (it finds the lease stale
+			// while the status writes go through) must not make a write
+			// loop at round-trip speed.
+			if statusFails == 0 && !kicked {
+				statusTick.Reset(kicks.next(time.Now(), a.opts.RetryInterval, a.opts.StatusSyncInterval))
+				kicked = true // one kicked round waits; more changes join it
+			}
 			continue
 		case <-statusTick.C:
+			kicked = false
 			var d time.Duration
 			d, err = a.syncStatus(ctx, hub)
 			if d > 0 && d != lease {
@@ -241,12 +251,12 @@ func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration,
 		if mc.Spec.LeaseDurationSeconds > 0 {
 			lease = time.Duration(mc.Spec.LeaseDurationSeconds) * time.Second
 		}
-	})
-	if err == nil {
+		// What this round reports, recorded before its write: the write's
+		// echo can come before the write returns.
 		a.reportMu.Lock()
-		a.reported = reported{available: facts.available.Status, lease: int32(lease / time.Second)}
+		a.reported = reported{available: facts.available.Status, lease: mc.Spec.LeaseDurationSeconds}
 		a.reportMu.Unlock()
-	}
+	})
 	return lease, err
 }
 
@@ -262,7 +272,10 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 	first := true
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var mc *clusterv1.ManagedCluster
-		if cached, known := a.view.ownCluster(); first && known && cached != nil {
+		a.mu.Lock()
+		through := a.hub
+		a.mu.Unlock()
+		if cached, known := a.view.ownCluster(through); first && known && cached != nil {
 			mc = cached.DeepCopy()
 		} else {
 			got, err := api.Get(ctx, a.opts.ClusterName, read)
@@ -360,4 +373,25 @@ func (g goneCount) next(now time.Time, statusErr error, getOwn func() error) gon
 // gone: the cluster has been out of reach for goneAfter rounds and goneFor.
 func (g goneCount) gone(now time.Time) bool {
 	return g.rounds >= goneAfter && now.Sub(g.since) >= goneFor
+}
+
+// kickSpacing spaces status rounds started by a change on the hub: the first
+// runs at once, each further one within the status period of the last waits
+// twice as long as the one before (from retry, at most the period), and a
+// period without one starts over.
+type kickSpacing struct {
+	last time.Time     // when the last kicked round was due
+	gap  time.Duration // the wait after it
+}
+
+// next is how long from now the kicked round waits, and records it.
+func (k *kickSpacing) next(now time.Time, retry, period time.Duration) time.Duration {
+	if k.last.IsZero() || now.Sub(k.last) >= period || retry <= 0 {
+		k.last, k.gap = now, retry
+		return 0
+	}
+	due := k.last.Add(k.gap)
+	wait := max(due.Sub(now), 0)
+	k.last, k.gap = now.Add(wait), min(2*k.gap, period)
+	return wait
 }

@@ -117,16 +117,20 @@ func TestRunnerFollowsSecrets(t *testing.T) {
 	assert.Equal(t, "Compliant", st.History[0].Message)
 	assert.GreaterOrEqual(t, len(st.History), 4)
 
-	// Every change of message is a compliance event on the policy.
-	var events corev1.EventList
-	require.NoError(t, c.List(ctx, &events, client.InNamespace("certs-a")))
-	var msgs []string
-	for _, e := range events.Items {
-		if e.Reason == "policy: certs-a/expiry" && e.InvolvedObject.Kind == "CertificatePolicy" {
-			msgs = append(msgs, e.Message)
+	// Every change of message is a compliance event on the policy. The
+	// events are sent by the recorder on its own goroutine: the last may
+	// come a moment after the status.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		var events corev1.EventList
+		require.NoError(ct, c.List(ctx, &events, client.InNamespace("certs-a")))
+		var msgs []string
+		for _, e := range events.Items {
+			if e.Reason == "policy: certs-a/expiry" && e.InvolvedObject.Kind == "CertificatePolicy" {
+				msgs = append(msgs, e.Message)
+			}
 		}
-	}
-	assert.Len(t, msgs, len(st.History))
+		assert.Len(ct, msgs, len(st.History))
+	}, time.Minute, 100*time.Millisecond)
 }
 
 // A certificate that crosses its minimum duration turns the policy

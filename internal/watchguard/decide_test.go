@@ -61,3 +61,36 @@ func TestNextGap(t *testing.T) {
 		assert.Equal(t, tc.want, nextGap(tc.lasted, tc.gap), "lasted %s, gap %s", tc.lasted, tc.gap)
 	}
 }
+
+func TestBookmarkSplitAcrossReads(t *testing.T) {
+	word := []byte("BOOKMARK")
+	for _, tc := range []struct {
+		before, after string
+		want          bool
+	}{
+		{`..."type":"BOOK`, `MARK","object"...`, true},
+		{`...B`, `OOKMARK...`, true},
+		{`...BOOKMAR`, `K...`, true},
+		{`...BOOKMARK`, `...`, false}, // whole in the earlier read: found there
+		{`...BOOK`, `...MARK`, false},
+		{``, `BOOKMARK`, false}, // whole in this read: found there
+	} {
+		assert.Equal(t, tc.want, splitAcross([]byte(tc.before), []byte(tc.after), word), "%q | %q", tc.before, tc.after)
+	}
+}
+
+func TestTailKeepsTheLastBytes(t *testing.T) {
+	b := &trackedBody{}
+	b.keep([]byte("abc"))
+	assert.Equal(t, "abc", string(b.tail))
+	long := make([]byte, tail+10)
+	for i := range long {
+		long[i] = byte('a' + i%26)
+	}
+	b.keep(long)
+	assert.Equal(t, string(long[10:]), string(b.tail))
+	b.keep([]byte("xyz"))
+	assert.Len(t, b.tail, tail)
+	assert.Equal(t, "xyz", string(b.tail[tail-3:]))
+	assert.Equal(t, string(long[13:]), string(b.tail[:tail-3]))
+}

@@ -139,12 +139,11 @@ func (t *Tracker) answer() {
 }
 
 // openFailed: a watch could not reach the apiserver at all.
-func (t *Tracker) openFailed() { t.verdict(nil, decide(openFailed, false, t.isEstablished())) }
-
-func (t *Tracker) isEstablished() bool {
+func (t *Tracker) openFailed() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.established
+	established := t.established
+	t.mu.Unlock()
+	t.verdict(nil, decide(openFailed, false, established))
 }
 
 func (t *Tracker) open(what string, asked time.Duration) *stream {
@@ -248,32 +247,42 @@ type trackedBody struct {
 func (b *trackedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 {
-		// The window: what was kept and what came, for a word split
-		// between two reads.
 		got := p[:n]
-		keep := b.tail
-		if len(keep) > len(bookmarkWord) {
-			keep = keep[len(keep)-len(bookmarkWord):]
-		}
-		window := append(append([]byte{}, keep...), got[:min(len(got), tail)]...)
-		bookmark := bytes.Contains(window, bookmarkWord) || bytes.Contains(got, bookmarkWord)
 		b.s.t.mu.Lock()
 		b.s.last = time.Now()
-		b.s.bookmarked = b.s.bookmarked || bookmark
-		b.s.t.mu.Unlock()
-		if len(got) >= tail {
-			b.tail = append(b.tail[:0], got[len(got)-tail:]...)
-		} else {
-			b.tail = append(b.tail, got...)
-			if len(b.tail) > tail {
-				b.tail = append(b.tail[:0], b.tail[len(b.tail)-tail:]...)
-			}
+		if !b.s.bookmarked { // once one has come, reads are not searched
+			b.s.bookmarked = bytes.Contains(got, bookmarkWord) || splitAcross(b.tail, got, bookmarkWord)
 		}
+		b.s.t.mu.Unlock()
+		b.keep(got)
 	}
 	if err != nil {
 		b.end(err)
 	}
 	return n, err
+}
+
+// keep holds on to the last bytes read, at most tail.
+func (b *trackedBody) keep(got []byte) {
+	if len(got) >= tail {
+		b.tail = append(b.tail[:0], got[len(got)-tail:]...)
+		return
+	}
+	if over := len(b.tail) + len(got) - tail; over > 0 {
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	b.tail = append(b.tail, got...)
+}
+
+// splitAcross: word begins at the end of before and ends at the start of
+// after (a read boundary cut it in two).
+func splitAcross(before, after, word []byte) bool {
+	for i := 1; i < len(word); i++ {
+		if bytes.HasSuffix(before, word[:i]) && bytes.HasPrefix(after, word[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *trackedBody) Close() error {

@@ -79,10 +79,10 @@ func (a *Agent) FollowOwnCluster(f func(*clusterv1.ManagedCluster)) {
 func (v *hubView) ownCluster(t *hubTransport) (*clusterv1.ManagedCluster, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.through != t {
+	if v.through != t || !v.clusterKnown {
 		return nil, false
 	}
-	return v.cluster, v.clusterKnown
+	return v.cluster, true
 }
 
 // forget: what the view holds may no longer be the hub's (its run ended, or
@@ -131,6 +131,13 @@ func (v *hubView) setAddons(s cache.Store) {
 	v.addons = s
 }
 
+// transport is the hub transport the agent's clients go through now.
+func (a *Agent) transport() *hubTransport {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.hub
+}
+
 // kick asks for a round now; one request waits, more are one.
 func kick(c chan struct{}) {
 	select {
@@ -146,11 +153,8 @@ func (a *Agent) runHubView(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	a.mu.Lock()
-	through := a.hub
-	a.mu.Unlock()
 	a.view.mu.Lock()
-	a.view.through = through
+	a.view.through = a.transport()
 	a.view.mu.Unlock()
 	guard, tracked := watchguard.NewTracker("hub", cfg, 0)
 	log := a.log.WithName("hub-view")

@@ -268,23 +268,18 @@ func (a *Agent) updateStatus(ctx context.Context, hub *hubClients, mutate func(*
 	// ManagedCluster: no read at all) or, before that has listed, from the
 	// hub apiserver's watch cache (resourceVersion "0"), not etcd. A copy a
 	// moment stale makes the write conflict, and the retry reads from etcd.
+	cached, _ := a.view.ownCluster(a.transport())
 	read := metav1.GetOptions{ResourceVersion: "0"}
-	first := true
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var mc *clusterv1.ManagedCluster
-		a.mu.Lock()
-		through := a.hub
-		a.mu.Unlock()
-		if cached, known := a.view.ownCluster(through); first && known && cached != nil {
-			mc = cached.DeepCopy()
-		} else {
+		mc := cached.DeepCopy() // nil stays nil
+		if mc == nil {
 			got, err := api.Get(ctx, a.opts.ClusterName, read)
 			if err != nil {
 				return err
 			}
 			mc = got
 		}
-		first, read = false, metav1.GetOptions{}
+		cached, read = nil, metav1.GetOptions{} // a retry reads from etcd
 		for _, f := range seen {
 			f(mc)
 		}

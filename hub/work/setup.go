@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -72,28 +73,32 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := addonv1alpha1.Install(mgr.GetScheme()); err != nil {
 		return err
 	}
+	live, err := admissionClient(mgr)
+	if err != nil {
+		return err
+	}
 	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
-		reader:  mgr.GetAPIReader(),
-		sar:     mgr.GetClient(),
+		reader:  live,
+		sar:     live,
 		limit:   opts.ManifestLimit,
 		nilExec: opts.NilExecutorValidating,
 	}})
 	mgr.GetWebhookServer().Register(FinalizerPath, &webhook.Admission{Handler: FinalizerHandler()})
 	mgr.GetWebhookServer().Register(ReplicaSetWebhookPath, &webhook.Admission{Handler: &replicaSetValidator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
-		sar:     mgr.GetClient(),
+		sar:     live,
 		limit:   opts.ManifestLimit,
 		nilExec: opts.NilExecutorValidating,
 	}})
 	mgr.GetWebhookServer().Register(AddonWebhookPath, &webhook.Admission{Handler: &addonValidator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
-		sar:     mgr.GetClient(),
+		sar:     live,
 		nilExec: opts.NilExecutorValidating,
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
 	skip := true
-	err := ctrl.NewControllerManagedBy(mgr).
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-namespace-check").
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
@@ -200,7 +205,8 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	// Nothing new may be written where a denied or deleted cluster's agent could
 	// still be watching. The ManagedCluster is read from the apiserver, not a
 	// cache, so a write that follows a deny is always judged by it.
-	if hold, err := clusterHold(ctx, v.reader, req.Namespace); err != nil {
+	hold, isCluster, err := clusterHold(ctx, v.reader, req.Namespace)
+	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("cannot check cluster %s: %w", req.Namespace, err))
 	} else if hold.Reason != "" {
 		return admission.Denied(fmt.Sprintf("ManifestWork %s/%s cannot be created or changed: %s", req.Namespace, work.Name, hold.Message))
@@ -232,7 +238,7 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 	}
 	resp := admission.Allowed("")
 	if req.Operation == admissionv1.Create {
-		if ok, err := isClusterNamespace(ctx, v.reader, req.Namespace); err == nil && !ok {
+		if !isCluster {
 			resp = resp.WithWarnings(notAClusterMessage(req.Namespace))
 		}
 	}
@@ -240,15 +246,31 @@ func (v *validator) Handle(ctx context.Context, req admission.Request) admission
 }
 
 // clusterHold reads the ManagedCluster named like the namespace and decides
-// whether it takes deliveries (HoldFor).
-func clusterHold(ctx context.Context, c client.Reader, ns string) (Hold, error) {
+// whether it takes deliveries (HoldFor); found says whether there is one.
+func clusterHold(ctx context.Context, c client.Reader, ns string) (hold Hold, found bool, err error) {
 	mc := &clusterv1.ManagedCluster{}
 	if err := c.Get(ctx, client.ObjectKey{Name: ns}, mc); apierrors.IsNotFound(err) {
-		return HoldFor(nil), nil
+		return HoldFor(nil), false, nil
 	} else if err != nil {
-		return Hold{}, err
+		return Hold{}, false, err
 	}
-	return HoldFor(mc), nil
+	return HoldFor(mc), true, nil
+}
+
+// admissionClient is the webhooks' own uncached client. It has no
+// client-side rate limit, so an admission read never waits behind the
+// controllers' shared budget: each read answers one request the apiserver
+// is already holding (its in-flight limits bound them), and a webhook that
+// waits for tokens makes the apiserver time the write out (10 s).
+func admissionClient(mgr ctrl.Manager) (client.Client, error) {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	cfg.RateLimiter = nil
+	cfg.QPS, cfg.Burst = -1, 0
+	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("admission client: %w", err)
+	}
+	return c, nil
 }
 
 func isClusterNamespace(ctx context.Context, c client.Reader, ns string) (bool, error) {

@@ -28,6 +28,10 @@ const (
 	ReasonAvailable             = "ManagedClusterAvailable"
 	ReasonAPIServerUnavailable  = "ManagedClusterKubeAPIServerUnavailable"
 	LeaseName                   = "managed-cluster-lease"
+	// joinedReportWait is how long a newly joined agent waits for its first
+	// probe of the managed cluster to report Joined with it, in one write,
+	// before it reports Joined alone.
+	joinedReportWait = 2 * time.Second
 )
 
 // hubClients are the clients of one hub credential.
@@ -58,11 +62,25 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 	}
 	a.renewed = nil // read the lease afresh on a new credential
 	a.log.Info("joined the hub", "agent", a.agentName)
-	// Say so at once; probing the managed cluster for the first full status can
-	// take a moment (an apiserver serves a CRD's first request slowly).
-	if err := a.updateStatus(ctx, hub, setJoined); err != nil {
-		a.log.Error(err, "report ManagedClusterJoined")
+	// Say so at once: with the first full status, in one write, when the
+	// managed cluster answers within joinedReportWait; else Joined alone
+	// first, as probing can take a moment (an apiserver serves a CRD's first
+	// request slowly). The first status round then uses that first probe.
+	firstFacts := make(chan facts, 1)
+	go func() { firstFacts <- a.observe(ctx) }()
+	wait := time.NewTimer(joinedReportWait)
+	select {
+	case f := <-firstFacts:
+		firstFacts <- f
+	case <-wait.C:
+		if err := a.updateStatus(ctx, hub, setJoined); err != nil {
+			a.log.Error(err, "report ManagedClusterJoined")
+		}
+	case <-ctx.Done():
+		wait.Stop()
+		return nil
 	}
+	wait.Stop()
 	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
 	var gone goneCount // status rounds in a row without our ManagedCluster
 	getOwn := func() error {
@@ -103,7 +121,8 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 		case <-statusTick.C:
 			kicked = false
 			var d time.Duration
-			d, err = a.syncStatus(ctx, hub)
+			d, err = a.syncStatus(ctx, hub, firstFacts)
+			firstFacts = nil
 			if d > 0 && d != lease {
 				// The hub asks for another period: renew now and at the new
 				// period from then on, not after the one already scheduled (a
@@ -230,10 +249,20 @@ func (a *Agent) renewLease(ctx context.Context, hub *hubClients, duration time.D
 	return nil
 }
 
-// syncStatus reports Joined, Available, version, resources and claims. It
+// syncStatus reports Joined, Available, version, resources and claims, from
+// the probe pending delivers when it is not nil, else from a new one. It
 // returns the cluster's lease duration from its spec.
-func (a *Agent) syncStatus(ctx context.Context, hub *hubClients) (time.Duration, error) {
-	facts := a.observe(ctx)
+func (a *Agent) syncStatus(ctx context.Context, hub *hubClients, pending <-chan facts) (time.Duration, error) {
+	var facts facts
+	if pending != nil {
+		select {
+		case facts = <-pending:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	} else {
+		facts = a.observe(ctx)
+	}
 	var lease time.Duration
 	err := a.updateStatus(ctx, hub, func(st *clusterv1.ManagedClusterStatus) {
 		setJoined(st)

@@ -49,18 +49,27 @@ func TestDefaulter(t *testing.T) {
 	gpu := clusterv1.Taint{Key: "gpu", Value: "a100", Effect: clusterv1.TaintEffectPreferNoSelect, TimeAdded: metav1.NewTime(now.Add(-time.Hour).Truncate(time.Second))}
 	earlier := unreachable
 	earlier.TimeAdded = metav1.NewTime(now.Add(-time.Minute).Truncate(time.Second))
+	cleanup := []string{clusterv1.ManagedClusterFinalizer}
 	tests := []struct {
-		name   string
-		op     admissionv1.Operation
-		taints []clusterv1.Taint
-		accept bool
-		want   []clusterv1.Taint // nil: no patch
+		name       string
+		op         admissionv1.Operation
+		taints     []clusterv1.Taint
+		finalizers []string
+		accept     bool
+		want       []clusterv1.Taint // nil: no patch
+		wantFin    []string
 	}{
 		{name: "a pending join is stored tainted unreachable", op: admissionv1.Create, want: []clusterv1.Taint{unreachable}},
 		{name: "a cluster an admin creates accepted too: it has no Available condition either", op: admissionv1.Create, accept: true,
 			want: []clusterv1.Taint{unreachable}},
 		{name: "its own taints stay", op: admissionv1.Create, taints: []clusterv1.Taint{gpu}, want: []clusterv1.Taint{gpu, unreachable}},
-		{name: "already tainted (a reinvocation): unchanged", op: admissionv1.Create, taints: []clusterv1.Taint{earlier}},
+		{name: "already tainted and finalized (a reinvocation): unchanged", op: admissionv1.Create, taints: []clusterv1.Taint{earlier}, finalizers: cleanup},
+		{name: "tainted, not finalized: the finalizer is added, the taint kept", op: admissionv1.Create, taints: []clusterv1.Taint{earlier},
+			want: []clusterv1.Taint{earlier}, wantFin: cleanup},
+		{name: "finalized, not tainted: the taint is added, the finalizer kept", op: admissionv1.Create, finalizers: cleanup,
+			want: []clusterv1.Taint{unreachable}, wantFin: cleanup},
+		{name: "its own finalizers stay", op: admissionv1.Create, finalizers: []string{"example.com/keep"},
+			want: []clusterv1.Taint{unreachable}, wantFin: []string{"example.com/keep", clusterv1.ManagedClusterFinalizer}},
 		{name: "unavailable is replaced: a new cluster's availability is unknown", op: admissionv1.Create,
 			taints: []clusterv1.Taint{{Key: clusterv1.ManagedClusterTaintUnavailable, Effect: clusterv1.TaintEffectNoSelect}}, want: []clusterv1.Taint{unreachable}},
 		{name: "updates are the health controller's", op: admissionv1.Update},
@@ -68,7 +77,7 @@ func TestDefaulter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &clusterv1.ManagedCluster{TypeMeta: metav1.TypeMeta{APIVersion: "cluster.open-cluster-management.io/v1", Kind: "ManagedCluster"},
-				ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: tc.accept, Taints: tc.taints}}
+				ObjectMeta: metav1.ObjectMeta{Name: "c1", Finalizers: tc.finalizers}, Spec: clusterv1.ManagedClusterSpec{HubAcceptsClient: tc.accept, Taints: tc.taints}}
 			resp := d.Handle(context.Background(), request(t, tc.op, c))
 			require.True(t, resp.Allowed, resp.Result)
 			if tc.want == nil {
@@ -81,6 +90,10 @@ func TestDefaulter(t *testing.T) {
 			}
 			assert.Equal(t, tc.want, got.Spec.Taints)
 			assert.True(t, HasNewClusterTaint(got.Spec.Taints))
+			if tc.wantFin == nil {
+				tc.wantFin = cleanup
+			}
+			assert.Equal(t, tc.wantFin, got.Finalizers)
 			assert.Equal(t, tc.accept, got.Spec.HubAcceptsClient, "nothing else changes")
 		})
 	}
@@ -97,8 +110,11 @@ func TestDefaulterLeavesTheRestToValidation(t *testing.T) {
 	resp := d.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 		Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw}}})
 	require.True(t, resp.Allowed, resp.Result)
-	require.Len(t, resp.Patches, 1, "one patch: the taints")
-	assert.Equal(t, "/spec/taints", resp.Patches[0].Path)
+	var paths []string
+	for _, p := range resp.Patches {
+		paths = append(paths, p.Path)
+	}
+	assert.ElementsMatch(t, []string{"/spec/taints", "/metadata/finalizers"}, paths, "two patches: the taints and the finalizer")
 
 	// Taints it cannot read: let through unchanged (the validating webhook refuses it untainted).
 	raw = []byte(`{"metadata":{"name":"c1"},"spec":{"taints":[{"key":"k","effect":"NoSelect","timeAdded":"yesterday"}]}}`)

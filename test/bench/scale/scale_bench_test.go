@@ -21,6 +21,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -223,12 +224,16 @@ func runFleet(b *testing.B, k knobs) {
 
 	// Work: one ManifestWork per cluster, until every one is Applied.
 	workStart := time.Now()
-	benchutil.Parallel(b, k.clusters, func(i int) error { return c.Create(ctx, manifestWork(clusterName(i))) })
+	var workRetries atomic.Int64
+	benchutil.Parallel(b, k.clusters, func(i int) error {
+		return createRetrying(ctx, c, manifestWork(clusterName(i)), &workRetries)
+	})
 	worksCreated := time.Since(workStart)
 	waitFor(b, ctx, time.Hour, func() bool { return tallies.applied.count() == k.clusters }, "every ManifestWork Applied",
 		func() string { return fmt.Sprintf("%d of %d works Applied", tallies.applied.count(), k.clusters) })
 	worksApplied := time.Since(workStart)
-	b.Logf("%d works: created in %s, all Applied after %s", k.clusters, worksCreated.Round(time.Millisecond), worksApplied.Round(time.Millisecond))
+	b.Logf("%d works: created in %s (%d creates retried after a timeout or a busy answer), all Applied after %s",
+		k.clusters, worksCreated.Round(time.Millisecond), workRetries.Load(), worksApplied.Round(time.Millisecond))
 	apiPhase("works")
 
 	// Governance: the policies on every cluster, until every root lists every
@@ -460,6 +465,34 @@ func createPolicies(b *testing.B, ctx context.Context, c client.Client, n int) {
 	benchutil.Parallel(b, n, func(i int) error {
 		return benchutil.CreateBoundPolicy(ctx, c, policyNS, fmt.Sprintf("policy-%02d", i), i)
 	})
+}
+
+// createRetrying creates obj as a careful client does: a timeout, a busy
+// answer (429) or a server error is tried again, up to five times with
+// backoff, and AlreadyExists after such an answer means the first try was
+// stored. retries counts the tries again.
+func createRetrying(ctx context.Context, c client.Client, obj client.Object, retries *atomic.Int64) error {
+	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 5}
+	tried := false
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
+		switch {
+		case err == nil, tried && apierrors.IsAlreadyExists(err):
+			return true, nil
+		case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err),
+			apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err):
+			tried, last = true, err
+			retries.Add(1)
+			return false, nil
+		default:
+			return false, err
+		}
+	})
+	if wait.Interrupted(err) && last != nil {
+		return fmt.Errorf("create %s/%s: %w", obj.GetNamespace(), obj.GetName(), last)
+	}
+	return err
 }
 
 func countReplicas(ctx context.Context, c client.Client) int {

@@ -30,6 +30,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
+// The admission client's own limit (admissionClient): five times the hub's
+// default controller budget.
+const (
+	admissionQPS   = 500
+	admissionBurst = 1000
+)
+
 // maxProblems caps how many problems one rejection lists.
 const maxProblems = 10
 
@@ -257,15 +264,17 @@ func clusterHold(ctx context.Context, c client.Reader, ns string) (hold Hold, fo
 	return HoldFor(mc), true, nil
 }
 
-// admissionClient is the webhooks' own uncached client. It has no
-// client-side rate limit, so an admission read never waits behind the
-// controllers' shared budget: each read answers one request the apiserver
-// is already holding (its in-flight limits bound them), and a webhook that
-// waits for tokens makes the apiserver time the write out (10 s).
+// admissionClient is the webhooks' own uncached client, with a rate limit of
+// its own (admissionQPS, admissionBurst): an admission read never waits
+// behind the controllers' shared budget, where a webhook that waits for
+// tokens makes the apiserver time the write out (10 s). It stays bounded: the
+// webhook port takes requests from anyone who reaches it, and an
+// AdmissionReview sent there must not make the hub read the apiserver
+// without limit.
 func admissionClient(mgr ctrl.Manager) (client.Client, error) {
 	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.RateLimiter = nil
-	cfg.QPS, cfg.Burst = -1, 0
+	cfg.QPS, cfg.Burst = admissionQPS, admissionBurst
 	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, fmt.Errorf("admission client: %w", err)

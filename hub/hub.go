@@ -40,6 +40,7 @@ import (
 	"flotilla.dev/flotilla/hub/registration/rbac"
 	regwebhook "flotilla.dev/flotilla/hub/registration/webhook"
 	"flotilla.dev/flotilla/hub/work"
+	"flotilla.dev/flotilla/internal/admissionclient"
 	"flotilla.dev/flotilla/internal/httplimit"
 	"flotilla.dev/flotilla/internal/scheme"
 	"flotilla.dev/flotilla/internal/tolerant"
@@ -298,13 +299,21 @@ func runControllers(hubCtx context.Context, opts Options, certDir string, caBund
 			return err
 		}
 	}
-	if err := registration.Setup(mgr, opts.Registration); err != nil {
+	// One client for every webhook that calls the apiserver, its limit apart
+	// from the controllers' (admissionclient).
+	admission, err := admissionclient.New(mgr)
+	if err != nil {
+		return err
+	}
+	regOpts := opts.Registration
+	regOpts.Admission = admission
+	if err := registration.Setup(mgr, regOpts); err != nil {
 		return fmt.Errorf("registration: %w", err)
 	}
 	if err := placement.Setup(mgr, placement.Options{}); err != nil {
 		return fmt.Errorf("placement: %w", err)
 	}
-	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit, NilExecutorValidating: opts.NilExecutorValidating}); err != nil {
+	if err := work.Setup(mgr, work.Options{ManifestLimit: opts.ManifestLimit, NilExecutorValidating: opts.NilExecutorValidating, Admission: admission}); err != nil {
 		return fmt.Errorf("work: %w", err)
 	}
 	if err := addons.Setup(mgr, addons.Options{Registry: opts.Addons, AgentImage: opts.AddonImage, ManifestLimit: opts.ManifestLimit}); err != nil {

@@ -17,6 +17,7 @@ import (
 	"flotilla.dev/flotilla/hub/registration/health"
 	"flotilla.dev/flotilla/hub/registration/signer"
 	"flotilla.dev/flotilla/hub/registration/webhook"
+	"flotilla.dev/flotilla/internal/admissionclient"
 )
 
 // Options configures the hub side of registration. Every field documents its default.
@@ -34,6 +35,9 @@ type Options struct {
 	// controller-manager does not sign kubernetes.io/kube-apiserver-client CSRs.
 	// The CA must be trusted by the hub apiserver (--client-ca-file). Default: off.
 	SignerCertFile, SignerKeyFile string
+	// Admission is the client the ManagedCluster webhook asks
+	// SubjectAccessReviews with. Default: one of its own (admissionclient.New).
+	Admission client.Client
 }
 
 // Setup registers the registration controllers and the ManagedCluster admission
@@ -78,7 +82,14 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			return err
 		}
 	}
-	v := &webhook.Validator{Client: c, Decoder: admission.NewDecoder(mgr.GetScheme())}
+	live := opts.Admission
+	if live == nil {
+		var err error
+		if live, err = admissionclient.New(mgr); err != nil {
+			return err
+		}
+	}
+	v := &webhook.Validator{Client: live, Decoder: admission.NewDecoder(mgr.GetScheme())}
 	mgr.GetWebhookServer().Register(webhook.Path, &crwebhook.Admission{Handler: v})
 	d := &webhook.Defaulter{}
 	mgr.GetWebhookServer().Register(webhook.MutatePath, &crwebhook.Admission{Handler: d})

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -28,13 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-)
 
-// The admission client's own limit (admissionClient): five times the hub's
-// default controller budget.
-const (
-	admissionQPS   = 500
-	admissionBurst = 1000
+	"flotilla.dev/flotilla/internal/admissionclient"
 )
 
 // maxProblems caps how many problems one rejection lists.
@@ -59,6 +53,9 @@ type Options struct {
 	// longer carries the agent's rights on the cluster by itself. OCM's hub
 	// feature gate of the same name. Default false, as in OCM.
 	NilExecutorValidating bool
+	// Admission is the client the webhooks read and ask SubjectAccessReviews
+	// with. Default: one of their own (admissionclient.New).
+	Admission client.Client
 }
 
 // Setup registers the ManifestWork and ManifestWorkReplicaSet admission handlers on mgr.GetWebhookServer()
@@ -80,9 +77,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err := addonv1alpha1.Install(mgr.GetScheme()); err != nil {
 		return err
 	}
-	live, err := admissionClient(mgr)
-	if err != nil {
-		return err
+	live := opts.Admission
+	if live == nil {
+		var err error
+		if live, err = admissionclient.New(mgr); err != nil {
+			return err
+		}
 	}
 	mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: &validator{
 		decoder: admission.NewDecoder(mgr.GetScheme()),
@@ -105,7 +105,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}})
 	r := &namespaceChecker{client: mgr.GetClient(), recorder: mgr.GetEventRecorder("work-namespace-check")}
 	skip := true
-	err = ctrl.NewControllerManagedBy(mgr).
+	err := ctrl.NewControllerManagedBy(mgr).
 		Named("manifestwork-namespace-check").
 		For(&workv1.ManifestWork{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{SkipNameValidation: &skip}).
@@ -262,24 +262,6 @@ func clusterHold(ctx context.Context, c client.Reader, ns string) (hold Hold, fo
 		return Hold{}, false, err
 	}
 	return HoldFor(mc), true, nil
-}
-
-// admissionClient is the webhooks' own uncached client, with a rate limit of
-// its own (admissionQPS, admissionBurst): an admission read never waits
-// behind the controllers' shared budget, where a webhook that waits for
-// tokens makes the apiserver time the write out (10 s). It stays bounded: the
-// webhook port takes requests from anyone who reaches it, and an
-// AdmissionReview sent there must not make the hub read the apiserver
-// without limit.
-func admissionClient(mgr ctrl.Manager) (client.Client, error) {
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	cfg.RateLimiter = nil
-	cfg.QPS, cfg.Burst = admissionQPS, admissionBurst
-	c, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return nil, fmt.Errorf("admission client: %w", err)
-	}
-	return c, nil
 }
 
 func isClusterNamespace(ctx context.Context, c client.Reader, ns string) (bool, error) {

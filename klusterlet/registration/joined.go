@@ -68,19 +68,16 @@ func (a *Agent) stayJoined(ctx context.Context, cfg *rest.Config) error {
 	// request slowly). The first status round then uses that first probe.
 	firstFacts := make(chan facts, 1)
 	go func() { firstFacts <- a.observe(ctx) }()
-	wait := time.NewTimer(joinedReportWait)
 	select {
 	case f := <-firstFacts:
 		firstFacts <- f
-	case <-wait.C:
+	case <-time.After(joinedReportWait):
 		if err := a.updateStatus(ctx, hub, setJoined); err != nil {
 			a.log.Error(err, "report ManagedClusterJoined")
 		}
 	case <-ctx.Done():
-		wait.Stop()
 		return nil
 	}
-	wait.Stop()
 	lease := time.Duration(a.opts.LeaseDurationSeconds) * time.Second
 	var gone goneCount // status rounds in a row without our ManagedCluster
 	getOwn := func() error {

@@ -71,10 +71,7 @@ func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.R
 	if !changed {
 		taints = nil
 	}
-	finalizers, added := withFinalizer(partial.Metadata.Finalizers, clusterv1.ManagedClusterFinalizer)
-	if !added {
-		finalizers = nil
-	}
+	finalizers := withFinalizer(partial.Metadata.Finalizers, clusterv1.ManagedClusterFinalizer)
 	if taints == nil && finalizers == nil {
 		return admission.Allowed("")
 	}
@@ -85,12 +82,12 @@ func (d *Defaulter) Handle(_ context.Context, req admission.Request) admission.R
 	return admission.PatchResponseFromRaw(req.Object.Raw, patched)
 }
 
-// withFinalizer returns finalizers with f appended, and whether it was missing.
-func withFinalizer(finalizers []string, f string) ([]string, bool) {
+// withFinalizer returns finalizers with f appended, or nil when f is there.
+func withFinalizer(finalizers []string, f string) []string {
 	if slices.Contains(finalizers, f) {
-		return finalizers, false
+		return nil
 	}
-	return append(slices.Clone(finalizers), f), true
+	return append(slices.Clone(finalizers), f)
 }
 
 // withDefaults returns raw (a JSON object) with spec.taints set to taints

@@ -473,16 +473,15 @@ func createPolicies(b *testing.B, ctx context.Context, c client.Client, n int) {
 // stored. retries counts the tries again.
 func createRetrying(ctx context.Context, c client.Client, obj client.Object, retries *atomic.Int64) error {
 	backoff := wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 5}
-	tried := false
-	var last error
+	var last error // the last answer tried again after; nil before any
 	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		err := c.Create(ctx, obj.DeepCopyObject().(client.Object))
 		switch {
-		case err == nil, tried && apierrors.IsAlreadyExists(err):
+		case err == nil, last != nil && apierrors.IsAlreadyExists(err):
 			return true, nil
 		case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err),
 			apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err):
-			tried, last = true, err
+			last = err
 			retries.Add(1)
 			return false, nil
 		default:

@@ -247,7 +247,13 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 			progress("%s: a port of %s was taken meanwhile; using %v", cfg.Name, s.comp, cp.portsOf(s.comp))
 		}
 		progress("%s: starting %s", cfg.Name, s.comp)
-		p, err := startProcess(s.comp, s.bin, s.args(), filepath.Join(dir, "logs", s.comp+".log"), cfg.Detached)
+		var env []string
+		if s.comp == compAPI {
+			if env, err = apiServerEnv(); err != nil {
+				return nil, fmt.Errorf("control plane %s: %w", cfg.Name, err)
+			}
+		}
+		p, err := startProcess(s.comp, s.bin, s.args(), filepath.Join(dir, "logs", s.comp+".log"), cfg.Detached, env...)
 		if err != nil {
 			return nil, err
 		}

@@ -149,9 +149,9 @@ func runFleet(b *testing.B, k knobs) {
 		if k.apiHeapProfile != "" && phase != "start" {
 			saveAPIServerHeap(b, ctx, admin, k.apiHeapProfile+"."+strings.ReplaceAll(phase, " ", "-"))
 		}
-		fmt.Printf("hub kube-apiserver after %s: RSS %.0f MiB, peak %.0f MiB; Go heap alloc %.0f MiB, in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, %.0f goroutines\n",
+		fmt.Printf("hub kube-apiserver after %s: RSS %.0f MiB, peak %.0f MiB; Go heap alloc %.0f MiB, in use %.0f MiB, idle %.0f MiB (released %.0f), stacks %.0f MiB, %.0f goroutines; CPU since its start %.1fs\n",
 			phase, rss, hwm, mib("go_memstats_heap_alloc_bytes"), mib("go_memstats_heap_inuse_bytes"), mib("go_memstats_heap_idle_bytes"),
-			mib("go_memstats_heap_released_bytes"), mib("go_memstats_stack_inuse_bytes"), m["go_goroutines"])
+			mib("go_memstats_heap_released_bytes"), mib("go_memstats_stack_inuse_bytes"), m["go_goroutines"], benchutil.CPU(apiPID).Seconds())
 	}
 	apiPhase("start")
 	peak := samplePeak(ctx, pid)
